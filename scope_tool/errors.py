@@ -1,0 +1,187 @@
+"""The package's one error hierarchy.
+
+Every exception ``scope_tool`` raises for a protocol reason derives from :class:`ToolError`.
+Each Go sentinel of the ported package has one subclass here; those that report bad input
+are also :class:`ValueError`, so generic callers can treat them as input errors::
+
+    ToolError(Exception)
+    ├── InvalidToolError            (ValueError)  "tool: invalid tool"
+    ├── InvalidInvocationError      (ValueError)  "tool: invalid invocation"
+    ├── InvalidRequestError         (ValueError)  "tool: invalid request"
+    ├── InvalidDefinitionError      (ValueError)  "tool: invalid definition"
+    ├── InvalidOutputError          (ValueError)  "tool: invalid output"
+    ├── InvalidResultError          (ValueError)  "tool: invalid result"
+    ├── InvalidInputRequestError    (ValueError)  "tool: invalid input request"
+    ├── InvalidFailureError         (ValueError)  "tool: invalid failure"
+    ├── InvalidCallErrorError       (ValueError)  "tool: invalid call error"
+    ├── InvalidWrappingChainError   (ValueError)  "tool: invalid wrapping chain"
+    ├── DuplicateToolError          (ValueError)  "tool: duplicate tool"
+    ├── InvalidRegistryError        (ValueError)  "tool: invalid registry"
+    ├── InputValidationPanicError                 "tool: input validation panicked: V"
+    ├── AuthorizationError                        "tool: authorization for "NAME" failed"
+    ├── Failure          (scope_tool._failure)    one definite unsuccessful outcome
+    └── CallError        (scope_tool._failure)    transparent wrapper carrying evidence
+
+Messages keep the Go catalogue's wording: the sentinel text, then ``": "`` and the detail
+(``tool: invalid invocation: arguments: ...``). Go's ``%w`` wrapping becomes
+``raise X(detail) from cause``. Transparency is chosen per type exactly as in Go:
+:class:`InputValidationPanicError` (and ``CallError``) chain their cause through
+``__cause__``; :class:`AuthorizationError` (and ``Failure``) keep it private in ``.cause``
+and never print it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "AuthorizationError",
+    "DuplicateToolError",
+    "InputValidationPanicError",
+    "InvalidCallErrorError",
+    "InvalidDefinitionError",
+    "InvalidFailureError",
+    "InvalidInputRequestError",
+    "InvalidInvocationError",
+    "InvalidOutputError",
+    "InvalidRegistryError",
+    "InvalidRequestError",
+    "InvalidResultError",
+    "InvalidToolError",
+    "InvalidWrappingChainError",
+    "ToolError",
+]
+
+
+class ToolError(Exception):
+    """Base of every exception the package raises for a protocol reason."""
+
+
+class _SentinelError(ToolError, ValueError):
+    """A Go sentinel: a fixed prefix and an optional detail that says what was wrong."""
+
+    sentinel: ClassVar[str] = "tool: error"
+
+    def __init__(self, detail: str | None = None) -> None:
+        self.detail = detail
+        super().__init__(self.sentinel if not detail else f"{self.sentinel}: {detail}")
+
+
+class InvalidToolError(_SentinelError):
+    """A tool could not be bound: missing, malformed definition, bad schema or validator."""
+
+    sentinel = "tool: invalid tool"
+
+
+class InvalidInvocationError(_SentinelError):
+    """An untrusted request was not admitted by a contract (or an invocation was misused)."""
+
+    sentinel = "tool: invalid invocation"
+
+
+class InvalidRequestError(_SentinelError):
+    """A :class:`~scope_tool.Request` is malformed (for example an empty name)."""
+
+    sentinel = "tool: invalid request"
+
+
+class InvalidDefinitionError(_SentinelError):
+    """A :class:`~scope_tool.Definition` breaks the protocol shape."""
+
+    sentinel = "tool: invalid definition"
+
+
+class InvalidOutputError(_SentinelError):
+    """An :class:`~scope_tool.Output` (or one of its blocks) is malformed."""
+
+    sentinel = "tool: invalid output"
+
+
+class InvalidResultError(_SentinelError):
+    """A :class:`~scope_tool.Result` both completes and requests input, or is malformed."""
+
+    sentinel = "tool: invalid result"
+
+
+class InvalidInputRequestError(_SentinelError):
+    """An :class:`~scope_tool.InputRequest` or an answer to it is malformed."""
+
+    sentinel = "tool: invalid input request"
+
+
+class InvalidFailureError(_SentinelError):
+    """A ``Failure`` could not be constructed (missing cause, unknown kind, bad output)."""
+
+    sentinel = "tool: invalid failure"
+
+
+class InvalidCallErrorError(_SentinelError):
+    """A ``CallError`` could not be constructed (missing cause, bad evidence)."""
+
+    sentinel = "tool: invalid call error"
+
+
+class InvalidWrappingChainError(_SentinelError):
+    """A decorator chain is longer than the protocol's bound (64 unwraps)."""
+
+    sentinel = "tool: invalid wrapping chain"
+
+
+class DuplicateToolError(_SentinelError):
+    """A registry batch names a tool twice, or names one already registered."""
+
+    sentinel = "tool: duplicate tool"
+
+
+class InvalidRegistryError(_SentinelError):
+    """A registry operation was given something that is not a registry batch."""
+
+    sentinel = "tool: invalid registry"
+
+
+class InputValidationPanicError(ToolError):
+    """A tool's input validator failed with something other than a rejection.
+
+    ``Contract.prepare`` still refuses the invocation with :class:`InvalidInvocationError`;
+    this diagnostic distinguishes a validator defect from invalid caller input. ``value``
+    keeps what was raised; when it is an exception it is also the ``__cause__``
+    (transparent, like Go's ``Unwrap``).
+    """
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        super().__init__(f"tool: input validation panicked: {value}")
+        if isinstance(value, BaseException):
+            self.__cause__ = value
+
+
+class AuthorizationError(ToolError):
+    """The policy could not establish a decision; the tool was not executed.
+
+    The cause is sealed: it is available through :attr:`cause` for explicit diagnostics,
+    but it is never chained (``__cause__`` stays ``None``) and never printed.
+    """
+
+    def __init__(self, name: str, cause: BaseException | None) -> None:
+        self._name = name
+        self._cause = cause
+        text = f"tool: authorization for {_go_quote(name)} failed" if name else "tool: authorization failed"
+        super().__init__(text)
+        self.__suppress_context__ = True
+
+    @property
+    def name(self) -> str:
+        """The name of the tool whose authorization failed."""
+        return self._name
+
+    @property
+    def cause(self) -> BaseException | None:
+        """The policy diagnostic: inspect it explicitly, it is not part of the chain."""
+        return self._cause
+
+
+def _go_quote(text: str) -> str:
+    """Go's ``%q`` for the strings the package quotes (JSON quoting, ASCII-safe)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=True)

@@ -8,7 +8,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PACKAGES := scope_tool workflows workers scope_tool_cli
 
-.PHONY: run test lint typecheck unit bench stress clean setup
+.PHONY: run test lint typecheck unit bench stress clean setup browser
+
+# Browser tests drive Debian's Chromium through Playwright (never `playwright install`).
+CHROMIUM := /usr/bin/chromium
 
 setup: $(STAMP)
 
@@ -23,8 +26,17 @@ run: $(STAMP)
 	$(BIN)/scope-tool dev
 
 ## Lint, type-check and run the whole suite (protocol, runtime against a real server, e2e).
-test: $(STAMP) lint typecheck
+test: $(STAMP) $(CHROMIUM) lint typecheck
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+## Install Debian's chromium for the browser tests when it is missing (needs root, as CI runs).
+browser: $(CHROMIUM)
+
+$(CHROMIUM):
+	@if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO=sudo; \
+	 else echo "make: $(CHROMIUM) is missing; install Debian's chromium as root" >&2; exit 1; fi; \
+	 $$SUDO apt-get update -qq && \
+	 $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

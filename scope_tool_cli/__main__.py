@@ -1,0 +1,87 @@
+"""Entry point of ``scope-tool`` (console script) and ``python -m scope_tool_cli``.
+
+Every user mistake ends as one line on stderr and exit code 1 or 2, never a traceback; an
+unexpected defect prints one line too, and the traceback only with ``SCOPE_TOOL_DEBUG=1``. A
+finished command leaves through ``os._exit`` after flushing, because short-lived temporalio
+clients can crash at interpreter exit (sdk-python issue 300).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import traceback
+from collections.abc import Awaitable, Callable, Sequence
+
+from scope_tool_cli._calls import (
+    run_answer,
+    run_call,
+    run_cancel,
+    run_pending,
+    run_result,
+    run_status,
+)
+from scope_tool_cli._dev import run_dev
+from scope_tool_cli._errors import EXIT_FAILED, EXIT_USAGE, CommandError
+from scope_tool_cli._parser import build_parser
+from scope_tool_cli._serve import run_inbox, run_worker
+
+__all__ = ["main"]
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], Awaitable[int]]] = {
+    "dev": run_dev,
+    "call": run_call,
+    "status": run_status,
+    "answer": run_answer,
+    "pending": run_pending,
+    "result": run_result,
+    "cancel": run_cancel,
+    "inbox": run_inbox,
+}
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Parse and run one command; return its exit code (no ``os._exit``: usable in tests)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_request:
+        return exit_request.code if isinstance(exit_request.code, int) else EXIT_USAGE
+    try:
+        if args.command == "worker":
+            return run_worker(args)
+        return asyncio.run(_COMMANDS[args.command](args))
+    except CommandError as error:
+        _fail(error.message, error.details)
+        return error.exit_code
+    except KeyboardInterrupt:
+        _fail("interrupted")
+        return 130
+    except Exception as error:
+        if os.environ.get("SCOPE_TOOL_DEBUG"):
+            traceback.print_exc()
+        _fail(
+            f"unexpected {type(error).__name__}: {error} (set SCOPE_TOOL_DEBUG=1 for a traceback)"
+        )
+        return EXIT_FAILED
+
+
+def _fail(message: str, details: str = "") -> None:
+    sys.stdout.flush()
+    print(f"scope-tool: error: {message}", file=sys.stderr)
+    if details:
+        print(details, file=sys.stderr)
+    sys.stderr.flush()
+
+
+def main() -> None:
+    """Console-script entry: run, flush, and leave without interpreter teardown."""
+    code = run()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,312 @@
+"""The commands that drive calls: ``call``, ``status``, ``answer``, ``pending``, ``result``, ``cancel``.
+
+Each takes the parsed arguments and returns the process exit code; anything the user got wrong is
+raised as :class:`~scope_tool_cli._errors.CommandError` (one line, no traceback). ``answer``
+validates locally against the pending request's schema before it sends anything, so a wrong
+answer is explained with the schema and never reaches the workflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+from scope_tool_cli._connection import ConnectionOptions, connect
+from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
+from scope_tool_cli._render import (
+    answer_hint,
+    outcome_to_json,
+    pending_to_json,
+    prompt_text,
+    render_outcome,
+    render_status,
+    render_table,
+    schema_text,
+    status_to_json,
+)
+
+if TYPE_CHECKING:
+    from workflows import CallOutcome, CallStatus, ToolCallHandle
+
+__all__ = ["run_answer", "run_call", "run_cancel", "run_pending", "run_result", "run_status"]
+
+_POLL_SECONDS = 0.5
+
+
+def _print(text: str) -> None:
+    print(text, flush=True)
+
+
+def _parse_json(text: str, what: str) -> bytes:
+    """Check that ``text`` is one JSON document and return it as bytes, byte-exact."""
+    try:
+        json.loads(text)
+    except ValueError as error:
+        raise CommandError(
+            f"{what} is not valid JSON ({error}): {text!r}", exit_code=EXIT_USAGE
+        ) from None
+    return text.encode("utf-8")
+
+
+def _not_found(error: BaseException) -> bool:
+    from temporalio.client import RPCError, RPCStatusCode
+
+    current: BaseException | None = error
+    while current is not None:
+        if isinstance(current, RPCError) and current.status == RPCStatusCode.NOT_FOUND:
+            return True
+        if "not found" in str(current).lower() and type(current).__name__.endswith("Error"):
+            return True
+        current = current.__cause__
+    return False
+
+
+async def _status(handle: ToolCallHandle, call_id: str) -> CallStatus:
+    try:
+        return await handle.status()
+    except Exception as error:
+        if _not_found(error):
+            raise CommandError(f"no call with id {call_id!r}") from None
+        raise CommandError(f"cannot read the status of call {call_id!r}: {error}") from None
+
+
+def _is_terminal(status: CallStatus) -> bool:
+    from workflows import Phase
+
+    return status.phase not in (Phase.RUNNING, Phase.AWAITING_INPUT)
+
+
+def _outcome_exit_code(outcome: CallOutcome) -> int:
+    from workflows import Phase
+
+    return EXIT_OK if outcome.phase == Phase.COMPLETED else EXIT_FAILED
+
+
+async def run_call(args: argparse.Namespace) -> int:
+    """Start a call (start-or-attach by id); with ``--wait`` follow it to its end."""
+    from scope_tool import Request
+
+    arguments = args.arguments.strip()
+    if arguments:
+        _parse_json(arguments, "ARGS")
+    if args.timeout is not None and args.timeout <= 0:
+        raise CommandError(f"--timeout must be positive, got {args.timeout}", exit_code=EXIT_USAGE)
+    call_id: str = args.id or f"{args.name}-{uuid.uuid4().hex[:12]}"
+    calls = await connect(ConnectionOptions.from_args(args))
+    try:
+        from datetime import timedelta
+
+        handle = await calls.start(
+            Request(name=args.name, arguments=arguments),
+            call_id=call_id,
+            answer_timeout=(
+                timedelta(seconds=args.answer_timeout) if args.answer_timeout else None
+            ),
+        )
+    except Exception as error:
+        raise CommandError(
+            f"cannot start call {call_id!r} of tool {args.name!r}: {error}"
+        ) from None
+    _print(f"started call {call_id} (tool {args.name})")
+    if not args.wait:
+        _print(f"follow it with: scope-tool status {call_id}   (or: scope-tool result {call_id})")
+        return EXIT_OK
+    return await _follow(handle, call_id, give_up_after=args.timeout)
+
+
+async def _follow(handle: ToolCallHandle, call_id: str, *, give_up_after: float | None) -> int:
+    """Print every phase change and pending question until the call ends or time runs out."""
+    deadline = None if give_up_after is None else time.monotonic() + give_up_after
+    last_seen: tuple[str, str] | None = None
+    while True:
+        status = await _status(handle, call_id)
+        request_id = status.pending.request_id if status.pending else ""
+        if (str(status.phase), request_id) != last_seen:
+            last_seen = (str(status.phase), request_id)
+            if status.pending is not None:
+                _print(
+                    f"[{status.phase}] waiting for input: {prompt_text(status.pending.prompt)}"
+                    f" — answer with: {answer_hint(call_id, status.pending.response_schema)}"
+                )
+            else:
+                _print(f"[{status.phase}] round {status.round}")
+        if _is_terminal(status) and status.outcome is not None:
+            _print(render_outcome(call_id, status.outcome))
+            return _outcome_exit_code(status.outcome)
+        if deadline is not None and time.monotonic() >= deadline:
+            raise CommandError(
+                f"gave up waiting after {give_up_after:g}s: call {call_id} is still {status.phase} "
+                f"(it keeps running; see: scope-tool status {call_id})"
+            )
+        await asyncio.sleep(_POLL_SECONDS)
+
+
+async def run_status(args: argparse.Namespace) -> int:
+    """Show one call's status as a table or JSON."""
+    calls = await connect(ConnectionOptions.from_args(args))
+    status = await _status(calls.get(args.call_id), args.call_id)
+    if args.json:
+        _print(json.dumps(status_to_json(status), indent=2, ensure_ascii=False))
+    else:
+        _print(render_status(status))
+    return EXIT_OK
+
+
+async def run_pending(args: argparse.Namespace) -> int:
+    """List the calls waiting for a person, oldest question first."""
+    from workflows import Phase
+
+    calls = await connect(ConnectionOptions.from_args(args))
+    try:
+        summaries = await calls.list(phase=Phase.AWAITING_INPUT, tool=args.tool, limit=args.limit)
+    except Exception as error:
+        raise CommandError(f"cannot list waiting calls: {error}") from None
+    statuses = await asyncio.gather(
+        *(_status(calls.get(summary.call_id), summary.call_id) for summary in summaries)
+    )
+    waiting = [status for status in statuses if status.pending is not None]
+    waiting.sort(key=lambda status: status.pending.asked_at if status.pending else 0)
+    if args.json:
+        listed = [
+            {
+                "call_id": status.call_id,
+                "tool": status.tool,
+                "round": status.round,
+                "pending": pending_to_json(status.pending),
+            }
+            for status in waiting
+            if status.pending is not None
+        ]
+        _print(json.dumps(listed, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not waiting:
+        _print("no calls are waiting for input")
+        return EXIT_OK
+    rows = [
+        (
+            status.call_id,
+            status.tool,
+            status.pending.asked_at.isoformat(timespec="seconds"),
+            _shorten(prompt_text(status.pending.prompt), 70),
+        )
+        for status in waiting
+        if status.pending is not None
+    ]
+    _print(render_table(("CALL ID", "TOOL", "ASKED AT", "PROMPT"), rows))
+    _print(
+        "answer with: scope-tool answer CALL_ID JSON   (see the schema: scope-tool status CALL_ID)"
+    )
+    return EXIT_OK
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+async def run_answer(args: argparse.Namespace) -> int:
+    """Check the answer against the pending schema locally, then send it."""
+    response = _parse_json(args.response, "the answer")
+    calls = await connect(ConnectionOptions.from_args(args))
+    handle = calls.get(args.call_id)
+    status = await _status(handle, args.call_id)
+    pending = status.pending
+    if pending is None:
+        raise CommandError(f"call {args.call_id} is not waiting for input (phase {status.phase})")
+    if args.request_id and args.request_id != pending.request_id:
+        raise CommandError(
+            f"request id {args.request_id!r} is not the pending one ({pending.request_id!r}) "
+            f"of call {args.call_id}: the question was already answered or replaced"
+        )
+    _check_locally(response, pending.prompt, pending.response_schema)
+    await _send_answer(handle, response, pending.request_id, args, pending.response_schema)
+    _print(f"answer accepted by call {args.call_id} (request {pending.request_id})")
+    _print(f"see what happens next: scope-tool status {args.call_id}")
+    return EXIT_OK
+
+
+def _check_locally(response: bytes, prompt: bytes, schema: bytes) -> None:
+    """Validate exactly as the workflow will, via ``InputRequest.continuation``."""
+    from scope_tool import InputRequest
+    from scope_tool.errors import ToolError
+
+    try:
+        request = InputRequest(prompt=prompt, response_schema=schema, state=b"null")
+        request.continuation(response)
+    except (ToolError, ValueError) as error:
+        raise CommandError(
+            f"answer refused: {error}",
+            details=f"the answer must satisfy this JSON Schema:\n{schema_text(schema)}",
+        ) from None
+
+
+async def _send_answer(
+    handle: ToolCallHandle,
+    response: bytes,
+    request_id: str,
+    args: argparse.Namespace,
+    schema: bytes,
+) -> None:
+    from workflows.errors import AnswerRejectedError
+
+    answered_by = args.by or _default_identity()
+    try:
+        await handle.answer(response, request_id=request_id, answered_by=answered_by)
+    except AnswerRejectedError as error:
+        raise CommandError(
+            f"answer refused by call {args.call_id}: {error}",
+            details=f"the answer must satisfy this JSON Schema:\n{schema_text(schema)}",
+        ) from None
+    except Exception as error:
+        raise CommandError(f"cannot answer call {args.call_id}: {error}") from None
+
+
+def _default_identity() -> str | None:
+    try:
+        return f"{getpass.getuser()} (cli)"
+    except Exception:
+        return None
+
+
+async def run_result(args: argparse.Namespace) -> int:
+    """Print a finished call's output; ``--wait`` blocks until it finishes."""
+    calls = await connect(ConnectionOptions.from_args(args))
+    handle = calls.get(args.call_id)
+    status = await _status(handle, args.call_id)
+    if not _is_terminal(status) or status.outcome is None:
+        if not args.wait:
+            hint = (
+                f"; answer it: {answer_hint(args.call_id, status.pending.response_schema)}"
+                if status.pending
+                else ""
+            )
+            raise CommandError(
+                f"call {args.call_id} has not finished (phase {status.phase}){hint} — or use --wait"
+            )
+        outcome = await handle.result()
+    else:
+        outcome = status.outcome
+    if args.json:
+        _print(json.dumps({"call_id": args.call_id, **outcome_to_json(outcome)}, indent=2))
+    else:
+        _print(render_outcome(args.call_id, outcome))
+    return _outcome_exit_code(outcome)
+
+
+async def run_cancel(args: argparse.Namespace) -> int:
+    """Ask a running call to stop; it ends as CANCELLED."""
+    calls = await connect(ConnectionOptions.from_args(args))
+    handle = calls.get(args.call_id)
+    status = await _status(handle, args.call_id)
+    if _is_terminal(status):
+        raise CommandError(f"call {args.call_id} already finished (phase {status.phase})")
+    try:
+        await handle.cancel()
+    except Exception as error:
+        raise CommandError(f"cannot cancel call {args.call_id}: {error}") from None
+    _print(f"cancellation requested for call {args.call_id}")
+    return EXIT_OK

@@ -1,0 +1,233 @@
+"""``scope-tool dev``: a dev server, a worker with the example tools and the inbox, one Ctrl-C.
+
+The supervisor starts the Temporal dev server child, waits until it answers a real client
+connection, starts ``python -m workers`` with the example registry as a second child, serves the
+inbox in-process when it is installed, prints where everything is, then waits for Ctrl-C,
+SIGTERM, or a child dying. Shutdown runs in reverse order (inbox, worker, server) and removes the
+lock, so nothing outlives the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scope_tool_cli._dev_server import (
+    DevLock,
+    DevServerSettings,
+    log_tail,
+    port_is_free,
+    spawn_supervised,
+    start_dev_server,
+    stop_process,
+)
+from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
+
+if TYPE_CHECKING:
+    from workflows import ToolCalls
+
+__all__ = ["EXAMPLE_TOOLS", "READY_LINE", "run_dev", "waiting_calls_url"]
+
+EXAMPLE_TOOLS = "workers.examples:registry"
+"""The registry ``dev`` serves unless ``--tools`` names another."""
+
+READY_LINE = "scope-tool dev is ready"
+"""Printed once everything answers; scripts and tests wait for it."""
+
+_STARTUP_SECONDS = 60.0
+
+
+def waiting_calls_url(ui_base: str, namespace: str = "default") -> str:
+    """The Web UI's workflow list filtered to calls waiting for a person."""
+    query = urllib.parse.quote('ScopeToolPhase="AWAITING_INPUT"', safe="")
+    return f"{ui_base}/namespaces/{namespace}/workflows?query={query}"
+
+
+def _print(text: str = "") -> None:
+    print(text, flush=True)
+
+
+async def _wait_until_serving(
+    server: subprocess.Popen[bytes], settings: DevServerSettings, task_queue: str
+) -> ToolCalls:
+    """Connect a real client (retrying) until the frontend answers; fail fast if the child died."""
+    from workflows import ToolCalls
+
+    address = f"{settings.ip}:{settings.port}"
+    deadline = time.monotonic() + _STARTUP_SECONDS
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise CommandError(
+                f"the Temporal dev server exited with code {server.returncode} while starting; "
+                f"its log ({settings.log_file}) ends with:\n{log_tail(settings.log_file)}"
+            )
+        try:
+            return await ToolCalls.connect(address, namespace="default", task_queue=task_queue)
+        except Exception as error:
+            last_error = error
+            await asyncio.sleep(0.2)
+    raise CommandError(
+        f"the Temporal dev server did not answer on {address} within {_STARTUP_SECONDS:g}s "
+        f"({last_error}); see {settings.log_file}"
+    )
+
+
+async def _wait_for_port(ip: str, port: int, what: str) -> None:
+    deadline = time.monotonic() + _STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if not port_is_free(ip, port):
+            return
+        await asyncio.sleep(0.1)
+    raise CommandError(f"the {what} did not start listening on {ip}:{port}")
+
+
+def _start_worker(
+    *, settings: DevServerSettings, tools: str, task_queue: str
+) -> subprocess.Popen[bytes]:
+    environment = dict(os.environ)
+    environment.setdefault("SCOPE_TOOL_FILES_DIR", str(settings.data_dir / "files"))
+    command = (
+        sys.executable,
+        "-m",
+        "workers",
+        "--tools",
+        tools,
+        "--address",
+        f"{settings.ip}:{settings.port}",
+        "--namespace",
+        "default",
+        "--task-queue",
+        task_queue,
+    )
+    return spawn_supervised(command, log_file=settings.data_dir / "worker.log", env=environment)
+
+
+def _start_inbox(calls: ToolCalls, *, ip: str, port: int) -> asyncio.Task[None] | str:
+    """The inbox as a task, or the reason it is not available (the dev loop goes on without it)."""
+    try:
+        from scope_tool_cli.inbox import serve_inbox
+    except ImportError as error:
+        return f"not available in this build ({error})"
+    if not port_is_free(ip, port):
+        return f"not started: port {port} is in use (choose another with --inbox-port)"
+    return asyncio.create_task(serve_inbox(calls, host=ip, port=port, dev_loopback=True))
+
+
+def _settings(args: argparse.Namespace) -> DevServerSettings:
+    return DevServerSettings(
+        data_dir=Path(args.data_dir).resolve(), port=args.port, ui_port=args.ui_port
+    )
+
+
+async def run_dev(args: argparse.Namespace) -> int:
+    """Run everything until Ctrl-C / SIGTERM; return 0 after a clean stop."""
+    for flag, port in (("--port", args.port), ("--ui-port", args.ui_port)):
+        if not 0 < port < 65536:
+            raise CommandError(f"{flag} must be a TCP port, got {port}", exit_code=EXIT_USAGE)
+    settings = _settings(args)
+    lock = DevLock(settings.data_dir)
+    lock.acquire()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    server: subprocess.Popen[bytes] | None = None
+    worker: subprocess.Popen[bytes] | None = None
+    inbox: asyncio.Task[None] | str = "not started"
+    try:
+        server = start_dev_server(settings)
+        lock.record(pid=os.getpid(), port=args.port, ui_port=args.ui_port, server_pid=server.pid)
+        calls = await _wait_until_serving(server, settings, args.task_queue)
+        await _wait_for_port(settings.ip, settings.ui_port, "Web UI")
+        worker = _start_worker(settings=settings, tools=args.tools, task_queue=args.task_queue)
+        if not args.no_inbox:
+            inbox = _start_inbox(calls, ip=settings.ip, port=args.inbox_port)
+        lock.record(
+            pid=os.getpid(),
+            port=args.port,
+            ui_port=args.ui_port,
+            server_pid=server.pid,
+            worker_pid=worker.pid,
+            inbox_port=args.inbox_port if isinstance(inbox, asyncio.Task) else None,
+        )
+        _announce(settings, args, inbox)
+        return await _supervise(stop, server=server, worker=worker, settings=settings, inbox=inbox)
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        if isinstance(inbox, asyncio.Task):
+            inbox.cancel()
+            with contextlib.suppress(BaseException):
+                await inbox
+        if worker is not None:
+            await asyncio.to_thread(stop_process, worker)
+        if server is not None:
+            await asyncio.to_thread(stop_process, server)
+        lock.release()
+
+
+async def _supervise(
+    stop: asyncio.Event,
+    *,
+    server: subprocess.Popen[bytes],
+    worker: subprocess.Popen[bytes],
+    settings: DevServerSettings,
+    inbox: asyncio.Task[None] | str,
+) -> int:
+    """Wait for a stop signal, watching that the children (and the inbox) stay alive."""
+    inbox_reported = False
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=0.5)
+        if server.poll() is not None:
+            _print(f"the Temporal dev server stopped (code {server.returncode}); stopping.")
+            _print(log_tail(settings.log_file))
+            return EXIT_FAILED
+        if worker.poll() is not None:
+            worker_log = settings.data_dir / "worker.log"
+            _print(f"the worker stopped (code {worker.returncode}); stopping. {worker_log}:")
+            _print(log_tail(worker_log))
+            return EXIT_FAILED
+        if isinstance(inbox, asyncio.Task) and inbox.done() and not inbox_reported:
+            inbox_reported = True
+            problem = inbox.exception() if not inbox.cancelled() else None
+            _print(f"the inbox stopped ({problem or 'finished'}); the rest keeps running")
+    _print("stopping: worker, then the Temporal dev server ...")
+    return EXIT_OK
+
+
+def _announce(
+    settings: DevServerSettings, args: argparse.Namespace, inbox: asyncio.Task[None] | str
+) -> None:
+    ui = f"http://localhost:{settings.ui_port}"
+    address = f"localhost:{settings.port}"
+    connection = "" if settings.port == 7233 else f" --address {address}"
+    _print(f"Temporal dev server  {address}   (data: {settings.db_file})")
+    _print(f"Temporal Web UI      {ui}")
+    _print(f"Waiting for input    {waiting_calls_url(ui)}")
+    if isinstance(inbox, asyncio.Task):
+        _print(f"Inbox                http://localhost:{args.inbox_port}")
+    else:
+        _print(f"Inbox                {inbox}")
+    _print(f"Worker               tools {args.tools}, task queue {args.task_queue}")
+    _print(f"Logs                 {settings.log_file}, {settings.data_dir / 'worker.log'}")
+    _print()
+    _print("From a second terminal, make a first call and approve it:")
+    _print(
+        f'  scope-tool call write_file \'{{"path": "hello.txt", "content": "hi"}}\''
+        f" --id first-call --wait{connection}"
+    )
+    _print(f"  scope-tool pending{connection}")
+    _print(f"  scope-tool answer first-call true{connection}")
+    _print()
+    _print(f"{READY_LINE} (pid {os.getpid()}); Ctrl-C stops everything.")

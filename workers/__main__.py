@@ -1,0 +1,78 @@
+"""``python -m workers --tools module:attribute``: run a tool-call worker until SIGTERM/SIGINT.
+
+Every option also comes from the environment (``SCOPE_TOOL_ADDRESS``, ``SCOPE_TOOL_NAMESPACE``,
+``SCOPE_TOOL_TASK_QUEUE``). Errors are one line on stderr and exit code 2; a signal drains the
+worker and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+from temporalio.client import Client
+
+from workers._worker import load_registry, run_worker
+from workflows import DATA_CONVERTER
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
+    parser.add_argument("--tools", required=True, help="module:attribute of a scope_tool.Registry")
+    parser.add_argument("--address", default=os.environ.get("SCOPE_TOOL_ADDRESS", "localhost:7233"))
+    parser.add_argument("--namespace", default=os.environ.get("SCOPE_TOOL_NAMESPACE", "default"))
+    parser.add_argument(
+        "--task-queue", default=os.environ.get("SCOPE_TOOL_TASK_QUEUE", "scope-tools")
+    )
+    parser.add_argument(
+        "--retry-safe",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="a tool that may run again if its worker is lost mid-round (repeatable)",
+    )
+    return parser.parse_args(argv)
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    registry = load_registry(args.tools)
+    client = await Client.connect(
+        args.address, namespace=args.namespace, data_converter=DATA_CONVERTER
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for each in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(each, stop.set)
+    print(
+        f"worker ready: task queue {args.task_queue!r} on {args.address}"
+        f" ({len(registry.definitions())} tools)",
+        file=sys.stderr,
+        flush=True,
+    )
+    await run_worker(
+        client, registry, task_queue=args.task_queue, retry_safe=args.retry_safe, stop=stop
+    )
+    print("worker stopped", file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    args = _arguments(argv)
+    try:
+        asyncio.run(_serve(args))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.stdout.flush()
+    os._exit(main())

@@ -1,0 +1,102 @@
+"""Build and run a worker that executes tool calls: the workflow plus the two activities.
+
+``build_worker`` is what ``python -m workers``, the CLI's ``dev`` command and the tests share.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Collection
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from scope_tool import Registry
+from workers._activities import ToolActivities
+from workers._notify import notify
+from workflows import ToolCallWorkflow, with_scope_tool_converter
+
+__all__ = ["build_worker", "load_registry", "run_worker", "workflow_runner"]
+
+# Pure, immutable modules the workflow uses: imported once per process, not once per run.
+_PASSTHROUGH = ("scope_tool", "jsonschema", "referencing", "rpds", "pydantic", "pydantic_core")
+
+
+def workflow_runner() -> SandboxedWorkflowRunner:
+    """The sandbox runner the workflow is meant to run in (also used by replay tests)."""
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules(*_PASSTHROUGH)
+    )
+
+
+def build_worker(
+    client: Client,
+    registry: Registry,
+    *,
+    task_queue: str = "scope-tools",
+    retry_safe: Collection[str] = (),
+    max_concurrent_activities: int | None = None,
+) -> Worker:
+    """A worker for ``task_queue`` running ``ToolCallWorkflow`` and the tools of ``registry``.
+
+    Args:
+        client: a connected client; a copy with the scope-tool data converter is used if needed.
+        registry: the tools this worker runs.
+        task_queue: the queue :class:`workflows.ToolCalls` starts calls on.
+        retry_safe: tool names that may run again if their worker is lost mid-round.
+        max_concurrent_activities: cap on tools running at once (Temporal's default if None).
+    """
+    if not task_queue:
+        raise ValueError("task_queue must be a non-empty string")
+    unknown = sorted(name for name in retry_safe if registry.resolve(name) is None)
+    if unknown:
+        raise ValueError(f"retry_safe names tools the registry does not hold: {', '.join(unknown)}")
+    activities = ToolActivities(registry, retry_safe=retry_safe)
+    return Worker(
+        with_scope_tool_converter(client),
+        task_queue=task_queue,
+        workflows=[ToolCallWorkflow],
+        activities=[activities.call_tool, notify],
+        workflow_runner=workflow_runner(),
+        max_concurrent_activities=max_concurrent_activities,
+    )
+
+
+async def run_worker(
+    client: Client,
+    registry: Registry,
+    *,
+    task_queue: str = "scope-tools",
+    retry_safe: Collection[str] = (),
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Run a worker until ``stop`` is set (forever if None); in-flight work drains on the way out."""
+    worker = build_worker(client, registry, task_queue=task_queue, retry_safe=retry_safe)
+    async with worker:
+        await (stop.wait() if stop is not None else asyncio.Event().wait())
+
+
+def load_registry(spec: str) -> Registry:
+    """Import ``module:attribute`` and return it; it must be a ``scope_tool.Registry``.
+
+    Raises:
+        ValueError: the spec is malformed, the module or attribute is missing, or the attribute
+            is not a Registry (the message names which).
+    """
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ValueError(f"--tools must look like module:attribute, got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import module {module_name!r} for --tools: {exc}") from exc
+    value: object = module
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise ValueError(f"module {module_name!r} has no attribute {attribute!r}")
+        value = getattr(value, part)
+    if not isinstance(value, Registry):
+        raise ValueError(f"{spec} is a {type(value).__name__}, not a scope_tool.Registry")
+    return value

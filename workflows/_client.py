@@ -1,0 +1,347 @@
+"""The client facade: start, find, answer and follow tool calls without knowing Temporal.
+
+A call's id is its workflow id. ``start`` is start-or-attach: while a call with that id runs,
+starting it again returns the running call (``WorkflowIDConflictPolicy.USE_EXISTING``); once it
+has finished, starting it again also returns the finished call (``REJECT_DUPLICATE``, the
+rejection turned into an attach), so the tool never runs twice for one call id. A new call needs
+a new id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+)
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode, TLSConfig
+
+from scope_tool import Request
+from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
+from workflows._messages import (
+    ANSWER,
+    PHASE_KEY,
+    STATUS,
+    TOOL_KEY,
+    WORKFLOW_NAME,
+    AnswerInput,
+    AnswerReceipt,
+    ToolCallInput,
+)
+from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
+from workflows.errors import AnswerRejectedError, CallNotFoundError, ToolCallsError
+
+__all__ = ["ToolCallHandle", "ToolCalls"]
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class ToolCalls:
+    """Start and find tool calls on one task queue.
+
+    Args:
+        client: a connected Temporal client. If it was not made with :data:`DATA_CONVERTER`,
+            a copy with that converter is used (the workflow's values need it).
+        task_queue: where the workers of ``python -m workers`` poll.
+        heartbeat_timeout: how long a silent tool activity may go before its worker is
+            considered lost (the call then ends ERRORED "outcome unknown").
+        notify_initial_interval: first retry delay of webhook notifications (doubling, 5 tries).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        task_queue: str = "scope-tools",
+        heartbeat_timeout: timedelta = timedelta(seconds=10),
+        notify_initial_interval: timedelta = timedelta(seconds=1),
+    ) -> None:
+        if not task_queue:
+            raise ValueError("task_queue must be a non-empty string")
+        if heartbeat_timeout <= timedelta(0):
+            raise ValueError(f"heartbeat_timeout must be positive, got {heartbeat_timeout}")
+        self._client = with_scope_tool_converter(client)
+        self._task_queue = task_queue
+        self._heartbeat_timeout = heartbeat_timeout
+        self._notify_initial_interval = notify_initial_interval
+
+    @classmethod
+    async def connect(
+        cls,
+        address: str = "localhost:7233",
+        *,
+        namespace: str = "default",
+        task_queue: str = "scope-tools",
+        tls: bool | TLSConfig | None = None,
+        api_key: str | None = None,
+    ) -> ToolCalls:
+        """Connect to a Temporal frontend with the data converter the workflows need."""
+        client = await Client.connect(
+            address,
+            namespace=namespace,
+            tls=tls if tls is not None else False,
+            api_key=api_key,
+            data_converter=DATA_CONVERTER,
+        )
+        return cls(client, task_queue=task_queue)
+
+    @property
+    def client(self) -> Client:
+        """The Temporal client in use (with :data:`DATA_CONVERTER`)."""
+        return self._client
+
+    @property
+    def task_queue(self) -> str:
+        """The task queue calls are started on."""
+        return self._task_queue
+
+    async def start(
+        self,
+        request: Request,
+        *,
+        call_id: str,
+        answer_timeout: timedelta | None = None,
+        allowed_answerers: Sequence[str] = (),
+        notify_url: str | None = None,
+    ) -> ToolCallHandle:
+        """Start the call ``call_id`` for ``request``, or attach to the call with that id.
+
+        Args:
+            request: the model's untrusted proposal; it is admitted by the tool's contract
+                inside the worker (a refusal ends the call INVALID, it is not raised here).
+            call_id: the identity of this logical call (the workflow id).
+            answer_timeout: how long each question may wait for an answer (then EXPIRED).
+            allowed_answerers: identities allowed to answer (``answered_by``); empty = anyone.
+            notify_url: an ``http(s)://`` URL POSTed when the call waits and when it ends.
+
+        Raises:
+            ValueError: an argument is malformed (nothing was started).
+        """
+        if not isinstance(request, Request):
+            raise TypeError(f"request must be a scope_tool.Request, not {type(request).__name__}")
+        if not isinstance(call_id, str) or not call_id.strip():
+            raise ValueError(f"call_id must be a non-empty string, got {call_id!r}")
+        if answer_timeout is not None and answer_timeout <= timedelta(0):
+            raise ValueError(f"answer_timeout must be positive, got {answer_timeout}")
+        answerers = tuple(allowed_answerers)
+        if isinstance(allowed_answerers, str) or not all(
+            isinstance(each, str) and each for each in answerers
+        ):
+            raise ValueError(
+                f"allowed_answerers must be a sequence of non-empty strings, got {allowed_answerers!r}"
+            )
+        if notify_url is not None and not notify_url.startswith(("http://", "https://")):
+            raise ValueError(f"notify_url must be an http:// or https:// URL, got {notify_url!r}")
+        call = ToolCallInput(
+            call_id=call_id,
+            tool=request.name,
+            arguments=request.arguments,
+            answer_timeout_seconds=answer_timeout.total_seconds() if answer_timeout else None,
+            allowed_answerers=answerers,
+            notify_url=notify_url,
+            notify_initial_interval_seconds=self._notify_initial_interval.total_seconds(),
+            heartbeat_timeout_seconds=self._heartbeat_timeout.total_seconds(),
+        )
+        try:
+            handle = await self._client.start_workflow(
+                WORKFLOW_NAME,
+                call,
+                id=call_id,
+                task_queue=self._task_queue,
+                result_type=CallOutcome,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                search_attributes=TypedSearchAttributes(
+                    [
+                        SearchAttributePair(TOOL_KEY, request.name),
+                        SearchAttributePair(PHASE_KEY, Phase.RUNNING.value),
+                    ]
+                ),
+                static_summary=f"scope-tool call of {request.name}",
+                request_eager_start=True,
+            )
+        except WorkflowAlreadyStartedError:
+            return self.get(call_id)
+        return ToolCallHandle(handle, call_id=call_id)
+
+    def get(self, call_id: str) -> ToolCallHandle:
+        """A handle to the call ``call_id`` (no I/O; a missing call shows up on first use)."""
+        handle = self._client.get_workflow_handle(call_id, result_type=CallOutcome)
+        return ToolCallHandle(handle, call_id=call_id)
+
+    async def list(
+        self, *, phase: Phase | None = None, tool: str | None = None, limit: int = 100
+    ) -> list[CallSummary]:
+        """Calls found by their search attributes, newest first.
+
+        Visibility is eventually consistent: a call started a moment ago may not be listed yet.
+        """
+        if limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit}")
+        clauses = [f"WorkflowType = '{WORKFLOW_NAME}'"]
+        if phase is not None:
+            clauses.append(f"{PHASE_KEY.name} = '{Phase(phase).value}'")
+        if tool is not None:
+            if not _TOOL_NAME.match(tool):
+                raise ValueError(f"tool must be a tool name ([A-Za-z0-9_-]{{1,64}}), got {tool!r}")
+            clauses.append(f"{TOOL_KEY.name} = '{tool}'")
+        found: list[CallSummary] = []
+        async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):
+            attributes = execution.typed_search_attributes
+            found.append(
+                CallSummary(
+                    call_id=execution.id,
+                    tool=attributes.get(TOOL_KEY) or "",
+                    phase=Phase(attributes.get(PHASE_KEY) or Phase.RUNNING.value),
+                    started_at=execution.start_time,
+                )
+            )
+        found.sort(key=lambda summary: summary.started_at, reverse=True)
+        return found
+
+
+class ToolCallHandle:
+    """One call: follow it, answer it, cancel it."""
+
+    def __init__(self, handle: WorkflowHandle[Any, CallOutcome], *, call_id: str) -> None:
+        self._handle = handle
+        self._call_id = call_id
+
+    @property
+    def call_id(self) -> str:
+        """The call's id (its workflow id)."""
+        return self._call_id
+
+    @property
+    def workflow_handle(self) -> WorkflowHandle[Any, CallOutcome]:
+        """The underlying Temporal handle (history, describe...)."""
+        return self._handle
+
+    async def status(self) -> CallStatus:
+        """The call's current snapshot (query ``status``; also answers for finished calls)."""
+        try:
+            status: CallStatus = await self._handle.query(STATUS, result_type=CallStatus)
+            return status
+        except RPCError as err:
+            raise self._translate(err) from err
+        except WorkflowQueryFailedError as err:
+            raise ToolCallsError(f"status of call {self._call_id!r} failed: {err}") from err
+
+    async def answer(
+        self,
+        response: Any,
+        *,
+        request_id: str | None = None,
+        answered_by: str | None = None,
+    ) -> AnswerReceipt:
+        """Answer the pending question and return once the call has accepted it.
+
+        Args:
+            response: a JSON-compatible value (``True``, ``{"ok": 1}``), or ``bytes`` / ``str``
+                holding JSON text (so the string answer "yes" is ``'"yes"'``).
+            request_id: the question answered; ``None`` means the one pending now. Giving it
+                makes a retried answer idempotent (the repeat is accepted, not re-applied).
+            answered_by: who answers (checked against the call's ``allowed_answerers``).
+
+        Raises:
+            AnswerRejectedError: refused (``.reason`` says why); the call is unchanged.
+            CallNotFoundError: no such call.
+        """
+        raw = _answer_bytes(response, call_id=self._call_id)
+        update_id = None
+        if request_id is not None:
+            update_id = f"answer:{request_id}:{hashlib.sha256(raw).hexdigest()[:32]}"
+        try:
+            receipt: AnswerReceipt = await self._handle.execute_update(
+                ANSWER,
+                AnswerInput(response=raw, request_id=request_id, answered_by=answered_by),
+                id=update_id,
+                result_type=AnswerReceipt,
+            )
+            return receipt
+        except WorkflowUpdateFailedError as err:
+            cause = err.cause
+            if isinstance(cause, ApplicationError) and cause.type == "AnswerRejected":
+                reason = str(cause.details[0]) if cause.details else "rejected"
+                raise AnswerRejectedError(
+                    cause.message, reason=reason, call_id=self._call_id
+                ) from None
+            raise ToolCallsError(f"answer to call {self._call_id!r} failed: {cause}") from err
+        except RPCError as err:
+            raise self._translate(err, answering=True) from err
+
+    async def signal_answer(
+        self, response: Any, *, request_id: str | None = None, answered_by: str | None = None
+    ) -> None:
+        """Send an answer without waiting for its verdict (signal ``answer``).
+
+        A refused signal is recorded in ``status().refused`` and the call keeps waiting.
+        """
+        raw = _answer_bytes(response, call_id=self._call_id)
+        try:
+            await self._handle.signal(
+                ANSWER, AnswerInput(response=raw, request_id=request_id, answered_by=answered_by)
+            )
+        except RPCError as err:
+            raise self._translate(err) from err
+
+    async def result(self) -> CallOutcome:
+        """Wait for the call to end and return its outcome (every phase is a normal result)."""
+        try:
+            return await self._handle.result()
+        except RPCError as err:
+            raise self._translate(err) from err
+        except WorkflowFailureError as err:
+            raise ToolCallsError(
+                f"call {self._call_id!r} ended without an outcome: {err.cause}"
+            ) from err
+
+    async def cancel(self) -> None:
+        """Ask the call to stop; it ends CANCELLED (a running tool is cancelled first)."""
+        try:
+            await self._handle.cancel()
+        except RPCError as err:
+            raise self._translate(err) from err
+
+    def _translate(self, err: RPCError, *, answering: bool = False) -> Exception:
+        finished = "already completed" in err.message or "closed" in err.message
+        if err.status == RPCStatusCode.NOT_FOUND and not finished:
+            return CallNotFoundError(self._call_id)
+        if answering and finished:
+            return AnswerRejectedError(
+                "the call has finished; it takes no more answers",
+                reason="finished",
+                call_id=self._call_id,
+            )
+        return ToolCallsError(f"call {self._call_id!r}: {err.message}")
+
+
+def _answer_bytes(response: Any, *, call_id: str) -> bytes:
+    if isinstance(response, bytes | bytearray | memoryview):
+        return bytes(response)
+    if isinstance(response, str):
+        return response.encode("utf-8", "surrogatepass")
+    try:
+        return json.dumps(
+            response, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        ).encode("utf-8")
+    except (TypeError, ValueError) as err:
+        raise AnswerRejectedError(
+            f"the answer is not JSON-compatible: {err}", reason="invalid_json", call_id=call_id
+        ) from None

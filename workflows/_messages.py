@@ -1,0 +1,174 @@
+"""The wire shapes between the client, the workflow and the activities.
+
+One input and one result type per workflow, activity, update and signal, with stable names.
+The activity's result is a tagged union on ``kind``: a tool's outcome (even an error) crosses
+the activity boundary as a value, never as an exception, so the workflow decides the phase with
+one exhaustive ``match``. Fields added later must get defaults so recorded histories decode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from temporalio.common import SearchAttributeKey
+
+from scope_tool import FailureKind, Output
+
+__all__ = [
+    "ANSWER",
+    "CALL_TOOL_ACTIVITY",
+    "NOTIFY_ACTIVITY",
+    "PHASE_KEY",
+    "STATUS",
+    "TOOL_KEY",
+    "WORKFLOW_NAME",
+    "AnswerInput",
+    "AnswerReceipt",
+    "CallToolInput",
+    "NotifyInput",
+    "RoundCompleted",
+    "RoundErrored",
+    "RoundFailed",
+    "RoundInputRequested",
+    "RoundInvalid",
+    "RoundResult",
+    "ToolCallInput",
+    "ToolStartedHeartbeat",
+]
+
+WORKFLOW_NAME: Final = "scope_tool.ToolCall"
+CALL_TOOL_ACTIVITY: Final = "scope_tool.call_tool"
+NOTIFY_ACTIVITY: Final = "scope_tool.notify"
+ANSWER: Final = "answer"
+STATUS: Final = "status"
+
+TOOL_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolName")
+PHASE_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolPhase")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallInput:
+    """The workflow's input: the untrusted request plus how this call is to be run."""
+
+    call_id: str
+    tool: str
+    arguments: str = ""
+    answer_timeout_seconds: float | None = None
+    allowed_answerers: tuple[str, ...] = ()
+    notify_url: str | None = None
+    notify_initial_interval_seconds: float = 1.0
+    heartbeat_timeout_seconds: float = 10.0
+    tool_timeout_seconds: float = 24 * 3600.0
+    max_attempts_if_retry_safe: int = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerInput:
+    """An answer to the pending question (update ``answer`` and signal ``answer``).
+
+    ``response`` is JSON text; ``request_id=None`` means "the question pending now".
+    """
+
+    response: bytes
+    request_id: str | None = None
+    answered_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerReceipt:
+    """What an accepted answer returns: which question it answered, in which round."""
+
+    request_id: str
+    round: int
+    duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallToolInput:
+    """One round of a call: the request and, from round 2 on, the committed question and answer."""
+
+    call_id: str
+    round: int
+    tool: str
+    arguments: str = ""
+    input_request: bytes | None = None
+    response: bytes | None = None
+    contract_digest: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStartedHeartbeat:
+    """The first heartbeat of a round, sent before the tool runs.
+
+    If the worker is then lost, the heartbeat timeout carries these details back to the
+    workflow, which re-runs the round only when the tool declared itself safe to retry.
+    """
+
+    retry_safe: bool
+    contract_digest: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundCompleted:
+    """The tool completed; ``output`` is model-visible."""
+
+    kind: Literal["completed"] = "completed"
+    output: Output = field(default_factory=Output)
+    contract_digest: str = ""
+    retry_safe: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundInputRequested:
+    """The tool asked for input; ``input_request`` is ``InputRequest.to_json()``, to be committed."""
+
+    kind: Literal["input_requested"] = "input_requested"
+    input_request: bytes
+    contract_digest: str = ""
+    retry_safe: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundFailed:
+    """One definite unsuccessful outcome (``classify_failure``): FAILED or REJECTED."""
+
+    kind: Literal["failure"] = "failure"
+    failure_kind: FailureKind
+    output: Output = field(default_factory=Output)
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundInvalid:
+    """The request was not admitted (unknown tool, ``Contract.prepare`` refused)."""
+
+    kind: Literal["invalid"] = "invalid"
+    message: str
+    output: Output = field(default_factory=Output)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundErrored:
+    """An ordinary error: the outcome is not definite. ``evidence`` never reaches the model."""
+
+    kind: Literal["error"] = "error"
+    message: str
+    evidence: Output | None = None
+
+
+RoundResult = RoundCompleted | RoundInputRequested | RoundFailed | RoundInvalid | RoundErrored
+"""The activity's result: exactly one of these, told apart by ``kind``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifyInput:
+    """A webhook notification (POSTed as JSON to ``url``)."""
+
+    url: str
+    event: Literal["awaiting_input", "finished"]
+    call_id: str
+    tool: str
+    phase: str
+    request_id: str | None = None
+    prompt: str | None = None

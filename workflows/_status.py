@@ -1,0 +1,135 @@
+"""What a caller sees of one call: its phase, the pending question, the answers, the outcome.
+
+These values travel as query results and as the workflow result, so every field is plain data
+(raw JSON kept as ``bytes``, sequences as tuples) and every field added later gets a default, so
+histories recorded by an older version still decode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from scope_tool import FailureKind, Output
+
+__all__ = [
+    "TERMINAL_PHASES",
+    "AnswerRecord",
+    "CallOutcome",
+    "CallStatus",
+    "CallSummary",
+    "PendingInput",
+    "Phase",
+    "RefusedAnswer",
+]
+
+
+class Phase(StrEnum):
+    """Where a call is. The value is also the ``ScopeToolPhase`` search attribute."""
+
+    RUNNING = "RUNNING"
+    AWAITING_INPUT = "AWAITING_INPUT"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    REJECTED = "REJECTED"
+    INVALID = "INVALID"
+    EXPIRED = "EXPIRED"
+    CANCELLED = "CANCELLED"
+    ERRORED = "ERRORED"
+
+    @property
+    def is_terminal(self) -> bool:
+        """True once the call has ended; a terminal phase never changes again."""
+        return self in TERMINAL_PHASES
+
+
+TERMINAL_PHASES = frozenset(
+    {
+        Phase.COMPLETED,
+        Phase.FAILED,
+        Phase.REJECTED,
+        Phase.INVALID,
+        Phase.EXPIRED,
+        Phase.CANCELLED,
+        Phase.ERRORED,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingInput:
+    """The committed question a call waits on.
+
+    ``request_id`` binds an answer to this one question of this one call: it is
+    ``"{call_id}/r{round}"``, so an answer meant for an earlier round or another call is refused.
+    """
+
+    request_id: str
+    prompt: bytes
+    response_schema: bytes
+    asked_at: datetime
+    deadline: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerRecord:
+    """One accepted answer: who gave it, when, and the exact JSON text."""
+
+    request_id: str
+    round: int
+    response: bytes
+    answered_by: str | None = None
+    answered_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefusedAnswer:
+    """An answer sent by signal that failed the checks; the call kept waiting."""
+
+    request_id: str | None
+    reason: str
+    message: str
+    answered_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallOutcome:
+    """The one result of a finished call.
+
+    ``output`` is what the model may see. ``message`` is a diagnostic for operators (the
+    refusal text for INVALID, the error for ERRORED); ``evidence`` is what a failing tool
+    observed (``CallError.evidence``), kept apart from the model-visible output.
+    """
+
+    phase: Phase
+    output: Output = field(default_factory=Output)
+    failure_kind: FailureKind | None = None
+    message: str = ""
+    rounds: int = 0
+    evidence: Output | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallStatus:
+    """A snapshot of one call, answered by the ``status`` query."""
+
+    call_id: str
+    tool: str
+    phase: Phase
+    round: int
+    pending: PendingInput | None = None
+    answers: tuple[AnswerRecord, ...] = ()
+    outcome: CallOutcome | None = None
+    refused: tuple[RefusedAnswer, ...] = ()
+    notify_errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallSummary:
+    """One row of :meth:`ToolCalls.list`, read from the search attributes (no query)."""
+
+    call_id: str
+    tool: str
+    phase: Phase
+    started_at: datetime

@@ -221,6 +221,9 @@ def _parse_iteratively(text: str, start: int, decoder: json.JSONDecoder) -> tupl
         match = _TOKEN.match(text, pos)
         if match is None or match.end() == pos:
             where = _JSON_WS.match(text, pos).end()  # type: ignore[union-attr]
+            for constant in ("NaN", "Infinity", "-Infinity"):
+                if text.startswith(constant, where):
+                    _refuse_constant(constant)
             what = "end of input" if where >= len(text) else f"character {text[where]!r}"
             raise IJSONError(f"invalid JSON at byte {_byte_offset(text, where)}: unexpected {what}")
         token_at = match.start(match.lastindex or 0)

@@ -336,6 +336,15 @@ def _answer_bytes(response: Any, *, call_id: str) -> bytes:
     if isinstance(response, bytes | bytearray | memoryview):
         return bytes(response)
     if isinstance(response, str):
+        try:
+            json.loads(response)
+        except ValueError as err:
+            raise AnswerRejectedError(
+                f"the answer is not JSON text: {err} (a str answer is JSON text; to answer"
+                f" the string {response!r}, send {json.dumps(response)!r})",
+                reason="invalid_json",
+                call_id=call_id,
+            ) from None
         return response.encode("utf-8", "surrogatepass")
     try:
         return json.dumps(

@@ -27,3 +27,12 @@ async def wait_until(predicate: Any, within: float = 20) -> None:
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("condition never became true")
         await asyncio.sleep(0.05)
+
+
+async def wait_until_async(predicate: Any, within: float = 20) -> None:
+    """Poll the coroutine function ``predicate`` until it returns true."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not await predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition never became true")
+        await asyncio.sleep(0.1)

@@ -1,0 +1,152 @@
+"""Start-or-attach, listing by search attributes, visibility fields, contract pinning."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runtime.example_tools import CHANGED_REGISTRY, ledger_lines
+from runtime.waiting import wait_for_phase, wait_until_async
+from scope_tool import Request
+from workers import build_worker
+from workflows import CallNotFoundError, Phase, ToolCalls
+
+
+async def test_second_start_attaches_to_the_running_call(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger"
+    request = Request(
+        name="deploy_plan", arguments=json.dumps({"ledger": str(ledger), "service": "a"})
+    )
+    call_id = f"attach-{uuid.uuid4()}"
+    first = await calls.start(request, call_id=call_id)
+    await wait_for_phase(first, Phase.AWAITING_INPUT)
+    second = await calls.start(request, call_id=call_id)
+    assert (await second.status()).pending == (await first.status()).pending
+    await second.answer({"approve": False})
+    assert (await first.result()).phase is Phase.COMPLETED
+    assert ledger_lines(ledger) == ["plan"]
+
+
+async def test_start_with_the_id_of_a_finished_call_returns_that_call(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger"
+    arguments = json.dumps({"ledger": str(ledger), "seconds": 0})
+    call_id = f"finished-{uuid.uuid4()}"
+    handle = await calls.start(Request(name="slow", arguments=arguments), call_id=call_id)
+    outcome = await handle.result()
+    again = await calls.start(Request(name="slow", arguments=arguments), call_id=call_id)
+    assert await again.result() == outcome
+    assert ledger_lines(ledger) == ["start", "end"]  # the tool ran once
+
+
+async def test_unknown_call_id(calls: ToolCalls) -> None:
+    with pytest.raises(CallNotFoundError, match="no tool call with id 'nope-"):
+        await calls.get(f"nope-{uuid.uuid4()}").status()
+
+
+async def test_start_refuses_bad_arguments_and_starts_nothing(calls: ToolCalls) -> None:
+    request = Request(name="echo", arguments="{}")
+    with pytest.raises(ValueError, match="call_id must be a non-empty string"):
+        await calls.start(request, call_id=" ")
+    with pytest.raises(ValueError, match="notify_url must be an http"):
+        await calls.start(request, call_id="x", notify_url="ftp://example")
+    with pytest.raises(ValueError, match="allowed_answerers must be a sequence"):
+        await calls.start(request, call_id="x", allowed_answerers="alice")
+    with pytest.raises(CallNotFoundError):
+        await calls.get("x").status()
+
+
+async def test_list_by_phase_and_tool_newest_first(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+) -> None:
+    prefix = f"list-{uuid.uuid4()}"
+    waiting = []
+    for index in range(2):
+        handle = await calls.start(
+            Request(
+                name="deploy_plan",
+                arguments=json.dumps({"ledger": str(tmp_path / "l"), "service": str(index)}),
+            ),
+            call_id=f"{prefix}-{index}",
+        )
+        await wait_for_phase(handle, Phase.AWAITING_INPUT)
+        waiting.append(handle.call_id)
+    done = await calls.start(Request(name="echo", arguments='{"text":"x"}'), call_id=f"{prefix}-e")
+    await done.result()
+
+    async def listed() -> list[Any]:
+        return [
+            summary
+            for summary in await calls.list(phase=Phase.AWAITING_INPUT, tool="deploy_plan")
+            if summary.call_id.startswith(prefix)
+        ]
+
+    found: list[Any] = []
+
+    async def refresh() -> bool:
+        found[:] = await listed()
+        return len(found) == 2
+
+    await wait_until_async(refresh)
+    assert [summary.call_id for summary in found] == list(reversed(waiting))
+    assert all(s.tool == "deploy_plan" and s.phase is Phase.AWAITING_INPUT for s in found)
+    completed = [s for s in await calls.list(phase=Phase.COMPLETED) if s.call_id == done.call_id]
+    assert len(completed) == 1
+    with pytest.raises(ValueError, match="tool must be a tool name"):
+        await calls.list(tool="x' OR 'a'='a")
+    for call_id in waiting:
+        await calls.get(call_id).cancel()
+
+
+async def test_visibility_fields(calls: ToolCalls, worker: Any, tmp_path: Path) -> None:
+    handle = await calls.start(
+        Request(
+            name="deploy_plan",
+            arguments=json.dumps({"ledger": str(tmp_path / "l"), "service": "ui"}),
+        ),
+        call_id=f"vis-{uuid.uuid4()}",
+    )
+    await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    description = await handle.workflow_handle.describe()
+    assert await description.static_summary() == "scope-tool call of deploy_plan"
+    attributes = {key.name: value for key, value in _pairs(description.typed_search_attributes)}
+    assert attributes["ScopeToolName"] == "deploy_plan"
+    assert attributes["ScopeToolPhase"] == "AWAITING_INPUT"
+    metadata = await handle.workflow_handle.query("__temporal_workflow_metadata")
+    assert "approve this plan?" in metadata.current_details
+    await handle.cancel()
+    await handle.result()
+    description = await handle.workflow_handle.describe()
+    attributes = {key.name: value for key, value in _pairs(description.typed_search_attributes)}
+    assert attributes["ScopeToolPhase"] == "CANCELLED"
+
+
+async def test_changed_contract_refuses_to_reenter(
+    calls: ToolCalls, temporal_client: Any, task_queue: str, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger"
+    request = Request(
+        name="deploy_plan", arguments=json.dumps({"ledger": str(ledger), "service": "db"})
+    )
+    from runtime.example_tools import REGISTRY
+
+    async with build_worker(temporal_client, REGISTRY, task_queue=task_queue):
+        handle = await calls.start(request, call_id=f"pin-{uuid.uuid4()}")
+        await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    async with build_worker(temporal_client, CHANGED_REGISTRY, task_queue=task_queue):
+        await handle.answer({"approve": True})
+        outcome = await handle.result()
+    assert outcome.phase is Phase.ERRORED
+    assert 'contract of tool "deploy_plan" changed since round 1' in outcome.message
+    assert ledger_lines(ledger) == ["plan"]
+
+
+def _pairs(attributes: Any) -> list[tuple[Any, Any]]:
+    return [(pair.key, pair.value) for pair in attributes]

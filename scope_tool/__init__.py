@@ -1,0 +1,86 @@
+"""scope_tool: the provider-neutral executable tool protocol.
+
+An untrusted :class:`Request` (typically proposed by a model) becomes an executable
+:class:`Invocation` only through the frozen :class:`Contract` that :func:`bind` makes from a
+:class:`Tool`. A call completes with a :class:`Result` (an :class:`Output`, or an
+:class:`InputRequest` asking for external input), or ends unsuccessfully with a
+:class:`Failure`. :class:`Guard` adds authorization at the call boundary, :class:`Func` adapts
+typed functions, and :class:`Registry` holds bound tools by name. Nothing here imports
+Temporal: the durable runtime builds on this package, not the other way round.
+"""
+
+from scope_tool._contract import Binding, Contract, bind
+from scope_tool._definition import Definition
+from scope_tool._failure import CallError, Failure, FailureKind, classify_failure
+from scope_tool._func import Func, func_tool
+from scope_tool._guard import Authorization, Authorizer, Guard
+from scope_tool._ijson import MAX_INPUT_BYTES
+from scope_tool._input_request import Continuation, InputRequest
+from scope_tool._invocation import Invocation
+from scope_tool._output import MediaBlock, Output, TextBlock
+from scope_tool._registry import Registry
+from scope_tool._request import Request
+from scope_tool._result import Result
+from scope_tool._tool import InputValidatingTool, Tool, WrappingTool, capability
+from scope_tool.errors import (
+    AuthorizationError,
+    DuplicateToolError,
+    InputValidationPanicError,
+    InvalidCallErrorError,
+    InvalidDefinitionError,
+    InvalidFailureError,
+    InvalidInputRequestError,
+    InvalidInvocationError,
+    InvalidOutputError,
+    InvalidRegistryError,
+    InvalidRequestError,
+    InvalidResultError,
+    InvalidToolError,
+    InvalidWrappingChainError,
+    ToolError,
+)
+
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "Authorization",
+    "AuthorizationError",
+    "Authorizer",
+    "Binding",
+    "CallError",
+    "Continuation",
+    "Contract",
+    "Definition",
+    "DuplicateToolError",
+    "Failure",
+    "FailureKind",
+    "Func",
+    "Guard",
+    "InputRequest",
+    "InputValidatingTool",
+    "InputValidationPanicError",
+    "InvalidCallErrorError",
+    "InvalidDefinitionError",
+    "InvalidFailureError",
+    "InvalidInputRequestError",
+    "InvalidInvocationError",
+    "InvalidOutputError",
+    "InvalidRegistryError",
+    "InvalidRequestError",
+    "InvalidResultError",
+    "InvalidToolError",
+    "InvalidWrappingChainError",
+    "Invocation",
+    "MediaBlock",
+    "Output",
+    "Registry",
+    "Request",
+    "Result",
+    "TextBlock",
+    "Tool",
+    "ToolError",
+    "WrappingTool",
+    "bind",
+    "capability",
+    "classify_failure",
+    "func_tool",
+]

@@ -1,0 +1,282 @@
+"""The trust boundary: :func:`bind`, :class:`Binding` and :class:`Contract`.
+
+``bind`` freezes everything a tool promises (its definition, compiled input schema and input
+validator) into an immutable :class:`Contract`, once. ``Contract.prepare`` then turns an
+untrusted :class:`~scope_tool.Request` into an :class:`~scope_tool.Invocation` without ever
+touching the executable tool, and ``Binding.call`` runs only invocations its own contract
+admitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from scope_tool._definition import Definition
+from scope_tool._ijson import MAX_INPUT_BYTES, is_blank
+from scope_tool._input_request import Continuation
+from scope_tool._invocation import Invocation
+from scope_tool._request import Request
+from scope_tool._result import Result
+from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
+from scope_tool._tool import InputValidatingTool, Tool, capability
+from scope_tool.errors import (
+    InputValidationPanicError,
+    InvalidDefinitionError,
+    InvalidInvocationError,
+    InvalidRequestError,
+    InvalidToolError,
+    InvalidWrappingChainError,
+    _go_quote,
+)
+
+__all__ = ["Binding", "Contract", "bind"]
+
+InputValidator = Callable[[bytes], None]
+
+
+def _sealed(type_name: str, factory: str) -> NoReturn:
+    raise TypeError(f"{type_name} cannot be constructed directly; use {factory}")
+
+
+class Contract:
+    """The immutable trust boundary from an untrusted request to an invocation.
+
+    It keeps the frozen definition, the compiled input schema and the input validator, and no
+    reference to the executable tool, so it is safe to share and to use from many threads and
+    tasks at once. Only :func:`bind` creates contracts.
+    """
+
+    __slots__ = ("_definition", "_name", "_schema", "_validator")
+
+    _name: str
+    _definition: Definition
+    _schema: CompiledSchema
+    _validator: InputValidator | None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        _sealed("Contract", "bind(tool).contract")
+
+    @classmethod
+    def _freeze(
+        cls, *, definition: Definition, schema: CompiledSchema, validator: InputValidator | None
+    ) -> Contract:
+        contract = object.__new__(cls)
+        object.__setattr__(contract, "_name", definition.name)
+        object.__setattr__(contract, "_definition", definition)
+        object.__setattr__(contract, "_schema", schema)
+        object.__setattr__(contract, "_validator", validator)
+        return contract
+
+    @property
+    def name(self) -> str:
+        """The frozen name a request must carry to be admitted."""
+        return self._name
+
+    @property
+    def definition(self) -> Definition:
+        """The model-visible definition, with the compiled schema's canonical bytes.
+
+        The exposed schema is the one enforced, byte for byte, so what the model sees and what
+        :meth:`prepare` checks can never disagree.
+        """
+        return self._definition
+
+    def prepare(self, request: Request, continuation: Continuation | None = None) -> Invocation:
+        """Admit an untrusted request as an invocation of this contract, or refuse it.
+
+        Checks, in order: the request's own validity, the name (exact match), blank arguments
+        (Go's Unicode white space) normalised to ``{}``, the size limit
+        (:data:`~scope_tool.MAX_INPUT_BYTES`, after normalisation), one I-JSON document
+        satisfying the input schema, then the tool's own input validator. Never calls the tool.
+
+        Args:
+            request: The untrusted proposal, typically from a model.
+            continuation: The validated answer to this call's committed input request, or
+                ``None`` to start a new call.
+
+        Returns:
+            The admitted invocation, tied to this contract.
+
+        Raises:
+            InvalidInvocationError: The request is not admitted; the message says why. A
+                validator rejection or defect is chained as ``__cause__``.
+        """
+        if not isinstance(request, Request):
+            raise InvalidInvocationError(
+                f"request must be a Request, got {type(request).__qualname__}"
+            )
+        if continuation is not None and not isinstance(continuation, Continuation):
+            raise InvalidInvocationError(
+                f"continuation must be a Continuation or None, got {type(continuation).__qualname__}"
+            )
+        _check_request(request)
+        if request.name != self._name:
+            raise InvalidInvocationError(
+                f"call name {_go_quote(request.name)} does not match bound tool "
+                f"{_go_quote(self._name)}"
+            )
+        arguments = _argument_bytes(request.arguments)
+        if len(arguments) > MAX_INPUT_BYTES:
+            raise InvalidInvocationError(
+                f"arguments: {len(arguments)} bytes exceed the limit of "
+                f"{MAX_INPUT_BYTES} bytes (MAX_INPUT_BYTES)"
+            )
+        try:
+            self._schema.validate(arguments)
+        except SchemaValidationError as exc:
+            raise InvalidInvocationError(f"arguments: {exc}") from exc
+        validator = self._validator
+        if validator is not None:
+            try:
+                validator(arguments)
+            except ValueError as exc:
+                raise InvalidInvocationError(f"arguments: {exc}") from exc
+            except Exception as exc:
+                panic = InputValidationPanicError(exc)
+                raise InvalidInvocationError(f"arguments: {panic}") from panic
+        return Invocation._admit(owner=self, arguments=arguments, continuation=continuation)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"Contract is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"Contract is immutable; cannot delete {name!r}")
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("Contract cannot be copied or pickled; bind the tool again")
+
+    def __repr__(self) -> str:
+        return f"Contract(name={self._name!r})"
+
+
+class Binding:
+    """One immutable :class:`Contract` together with the tool that executes it.
+
+    Calls may run concurrently when the tool supports it. Only :func:`bind` creates bindings.
+    """
+
+    __slots__ = ("_contract", "_tool")
+
+    _contract: Contract
+    _tool: Tool
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        _sealed("Binding", "bind(tool)")
+
+    @classmethod
+    def _join(cls, *, contract: Contract, tool: Tool) -> Binding:
+        binding = object.__new__(cls)
+        object.__setattr__(binding, "_contract", contract)
+        object.__setattr__(binding, "_tool", tool)
+        return binding
+
+    @property
+    def contract(self) -> Contract:
+        """The frozen contract every invocation passed to :meth:`call` must come from."""
+        return self._contract
+
+    async def call(self, invocation: Invocation) -> Result:
+        """Execute an invocation this binding's contract prepared.
+
+        The tool's result and exceptions pass through verbatim: no re-validation, no wrapping,
+        no cancellation check of its own (the tool owns that).
+
+        Raises:
+            InvalidInvocationError: ``invocation does not belong to binding``: it was prepared
+                by another contract (even one bound from an identical tool) or is not an
+                :class:`~scope_tool.Invocation`.
+        """
+        if not isinstance(invocation, Invocation) or invocation._owner is not self._contract:
+            raise InvalidInvocationError("invocation does not belong to binding")
+        return await self._tool.call(invocation)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"Binding is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"Binding is immutable; cannot delete {name!r}")
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("Binding cannot be copied or pickled; bind the tool again")
+
+    def __repr__(self) -> str:
+        return f"Binding(contract={self._contract!r}, tool={self._tool!r})"
+
+
+def bind(tool: Tool) -> Binding:
+    """Freeze a tool's contract and pair it with the tool.
+
+    In order: ``tool.definition()`` is called exactly once and validated, its input schema is
+    compiled (JSON Schema 2020-12, ``format`` asserted, no remote ``$ref``), and the input
+    validator capability is resolved once through the wrapping chain. Exceptions raised by
+    ``definition()`` itself propagate unchanged.
+
+    Raises:
+        InvalidToolError: ``tool: invalid tool: <what was wrong>``; the original error is the
+            ``__cause__``.
+    """
+    if tool is None:
+        raise InvalidToolError("tool is None")
+    if not isinstance(tool, Tool):
+        raise InvalidToolError(
+            f"{type(tool).__qualname__} does not implement Tool "
+            "(it needs definition() and async call(invocation))"
+        )
+    definition = tool.definition()
+    if not isinstance(definition, Definition):
+        raise InvalidToolError(
+            f"definition: definition() returned {type(definition).__qualname__}, not a Definition"
+        )
+    try:
+        definition.validate()
+    except InvalidDefinitionError as exc:
+        raise InvalidToolError(f"definition: {exc}") from exc
+    try:
+        schema = CompiledSchema.parse(definition.input_schema)
+    except SchemaError as exc:
+        raise InvalidToolError(f"input schema: {exc}") from exc
+    validator = _declare_input_validator(tool)
+    frozen = Definition(
+        name=definition.name, description=definition.description, input_schema=schema.canonical
+    )
+    contract = Contract._freeze(definition=frozen, schema=schema, validator=validator)
+    return Binding._join(contract=contract, tool=tool)
+
+
+def _declare_input_validator(tool: Tool) -> InputValidator | None:
+    """Resolve the input validator once; a defect here makes the tool unbindable."""
+    try:
+        validating = capability(tool, InputValidatingTool)  # type: ignore[type-abstract]
+        validator = None if validating is None else validating.input_validator()
+    except InvalidWrappingChainError as exc:
+        raise InvalidToolError(f"input validation: {exc}") from exc
+    except Exception as exc:
+        panic = InputValidationPanicError(exc)
+        raise InvalidToolError(
+            f"input validation: input validation declaration: {panic}"
+        ) from panic
+    if validator is not None and not callable(validator):
+        raise InvalidToolError(
+            f"input validation: input_validator() returned {type(validator).__qualname__}, "
+            "not a callable"
+        )
+    return validator
+
+
+def _check_request(request: Request) -> None:
+    """Apply the request's own validation, reported under the invocation sentinel."""
+    try:
+        request.validate()
+    except InvalidRequestError as exc:
+        raise InvalidInvocationError(str(exc)) from exc
+
+
+def _argument_bytes(arguments: str | bytes) -> bytes:
+    """Encode the arguments byte-exact; blank (Go's Unicode white space) becomes ``{}``."""
+    if is_blank(arguments):
+        return b"{}"
+    if isinstance(arguments, bytes):
+        return arguments
+    # A lone surrogate cannot be UTF-8; keep it so the I-JSON check reports the document.
+    return arguments.encode("utf-8", "surrogatepass")

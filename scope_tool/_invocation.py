@@ -1,0 +1,73 @@
+"""The admitted side of the trust boundary: an :class:`Invocation`.
+
+An untrusted :class:`~scope_tool.Request` becomes an :class:`Invocation` only by passing
+:meth:`Contract.prepare <scope_tool.Contract.prepare>`. Making the type impossible to build
+anywhere else is what lets a :class:`~scope_tool.Tool` trust its arguments without validating
+them again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from scope_tool._input_request import Continuation
+
+__all__ = ["Invocation"]
+
+
+class Invocation:
+    """A complete JSON object admitted by one exact frozen contract.
+
+    Only :meth:`Contract.prepare <scope_tool.Contract.prepare>` can create one; calling the
+    class raises :class:`TypeError`. Instances are immutable. Each remembers the contract that
+    admitted it, so a :class:`~scope_tool.Binding` refuses invocations prepared by any other
+    contract (even one bound from an identical tool).
+    """
+
+    __slots__ = ("_arguments", "_continuation", "_owner")
+
+    _arguments: bytes
+    _continuation: Continuation | None
+    _owner: object
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "Invocation cannot be constructed directly; "
+            "use Contract.prepare(request) to admit a Request"
+        )
+
+    @classmethod
+    def _admit(
+        cls, *, owner: object, arguments: bytes, continuation: Continuation | None
+    ) -> Invocation:
+        """Mint an invocation; only the contract module calls this."""
+        invocation = object.__new__(cls)
+        object.__setattr__(invocation, "_owner", owner)
+        object.__setattr__(invocation, "_arguments", arguments)
+        object.__setattr__(invocation, "_continuation", continuation)
+        return invocation
+
+    @property
+    def arguments(self) -> bytes:
+        """The admitted JSON object, byte-exact (``b"{}"`` when the request was blank)."""
+        return self._arguments
+
+    @property
+    def continuation(self) -> Continuation | None:
+        """The answer supplied explicitly for this call, or ``None`` for a new call."""
+        return self._continuation
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"Invocation is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"Invocation is immutable; cannot delete {name!r}")
+
+    def __reduce__(self) -> NoReturn:
+        # A copy made outside prepare would be an invocation nobody admitted.
+        raise TypeError("Invocation cannot be copied or pickled; prepare the Request again")
+
+    def __repr__(self) -> str:
+        resumed = "" if self._continuation is None else ", continuation=..."
+        return f"Invocation(arguments={self._arguments!r}{resumed})"

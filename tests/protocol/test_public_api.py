@@ -1,0 +1,106 @@
+"""The package's public face: pinned names, sealed types, and no Temporal import."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+import scope_tool
+
+PUBLIC_NAMES = [
+    "MAX_INPUT_BYTES",
+    "Authorization",
+    "AuthorizationError",
+    "Authorizer",
+    "Binding",
+    "CallError",
+    "Continuation",
+    "Contract",
+    "Definition",
+    "DuplicateToolError",
+    "Failure",
+    "FailureKind",
+    "Func",
+    "Guard",
+    "InputRequest",
+    "InputValidatingTool",
+    "InputValidationPanicError",
+    "InvalidCallErrorError",
+    "InvalidDefinitionError",
+    "InvalidFailureError",
+    "InvalidInputRequestError",
+    "InvalidInvocationError",
+    "InvalidOutputError",
+    "InvalidRegistryError",
+    "InvalidRequestError",
+    "InvalidResultError",
+    "InvalidToolError",
+    "InvalidWrappingChainError",
+    "Invocation",
+    "MediaBlock",
+    "Output",
+    "Registry",
+    "Request",
+    "Result",
+    "TextBlock",
+    "Tool",
+    "ToolError",
+    "WrappingTool",
+    "bind",
+    "capability",
+    "classify_failure",
+    "func_tool",
+]
+
+
+def test_all_is_pinned():
+    assert scope_tool.__all__ == PUBLIC_NAMES
+
+
+def test_all_is_sorted_constants_then_classes_then_functions():
+    constants = [name for name in PUBLIC_NAMES if name.isupper()]
+    classes = [name for name in PUBLIC_NAMES if name[0].isupper() and not name.isupper()]
+    functions = [name for name in PUBLIC_NAMES if name[0].islower()]
+    assert sorted(constants) + sorted(classes) + sorted(functions) == PUBLIC_NAMES
+
+
+def test_every_public_name_exists_and_is_documented():
+    for name in PUBLIC_NAMES:
+        value = getattr(scope_tool, name)
+        if name != "MAX_INPUT_BYTES":
+            assert inspect.getdoc(value), f"{name} has no docstring"
+
+
+def test_the_size_limit_is_one_mebibyte():
+    assert scope_tool.MAX_INPUT_BYTES == 1 << 20
+
+
+def test_the_tool_protocol_has_exactly_two_members():
+    members = {name for name, _ in inspect.getmembers(scope_tool.Tool) if not name.startswith("_")}
+    assert members == {"definition", "call"}
+    assert inspect.iscoroutinefunction(scope_tool.Tool.call)
+    assert list(inspect.signature(scope_tool.Tool.call).parameters) == ["self", "invocation"]
+
+
+def test_only_the_package_mints_trusted_values():
+    for sealed in (scope_tool.Invocation, scope_tool.Contract, scope_tool.Binding):
+        with pytest.raises(TypeError):
+            sealed()
+    with pytest.raises(TypeError):
+        scope_tool.Continuation()
+
+
+def test_importing_the_protocol_does_not_import_temporal():
+    code = "import sys, scope_tool; print(sorted(m for m in sys.modules if 'temporal' in m))"
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert completed.stdout.strip() == "[]"
+
+
+def test_func_exposes_exactly_the_tool_surface():
+    public = {name for name, _ in inspect.getmembers(scope_tool.Func) if not name.startswith("_")}
+    assert public == {"call", "definition", "input_validator"}

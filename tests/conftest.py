@@ -157,6 +157,18 @@ async def time_skipping_env() -> AsyncIterator[Any]:
     environment = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=str(binary), data_converter=_data_converter()
     )
+    from temporalio.api.enums.v1 import IndexedValueType
+    from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+
+    # The Java test server knows no custom search attributes until they are added.
+    await environment.client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace=environment.client.namespace,
+            search_attributes={
+                name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD for name in _SEARCH_ATTRIBUTES
+            },
+        )
+    )
     try:
         yield environment
     finally:

@@ -13,7 +13,8 @@ import asyncio
 import os
 import sys
 import traceback
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 from scope_tool_cli._calls import (
     run_answer,
@@ -30,7 +31,7 @@ from scope_tool_cli._serve import run_inbox, run_worker
 
 __all__ = ["main"]
 
-_COMMANDS: dict[str, Callable[[argparse.Namespace], Awaitable[int]]] = {
+_COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "dev": run_dev,
     "call": run_call,
     "status": run_status,

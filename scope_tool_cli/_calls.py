@@ -53,32 +53,19 @@ def _parse_json(text: str, what: str) -> bytes:
     return text.encode("utf-8")
 
 
-def _not_found(error: BaseException) -> bool:
-    from temporalio.client import RPCError, RPCStatusCode
-
-    current: BaseException | None = error
-    while current is not None:
-        if isinstance(current, RPCError) and current.status == RPCStatusCode.NOT_FOUND:
-            return True
-        if "not found" in str(current).lower() and type(current).__name__.endswith("Error"):
-            return True
-        current = current.__cause__
-    return False
-
-
 async def _status(handle: ToolCallHandle, call_id: str) -> CallStatus:
+    from workflows import CallNotFoundError
+
     try:
         return await handle.status()
+    except CallNotFoundError:
+        raise CommandError(f"no call with id {call_id!r}") from None
     except Exception as error:
-        if _not_found(error):
-            raise CommandError(f"no call with id {call_id!r}") from None
         raise CommandError(f"cannot read the status of call {call_id!r}: {error}") from None
 
 
 def _is_terminal(status: CallStatus) -> bool:
-    from workflows import Phase
-
-    return status.phase not in (Phase.RUNNING, Phase.AWAITING_INPUT)
+    return status.phase.is_terminal
 
 
 def _outcome_exit_code(outcome: CallOutcome) -> int:

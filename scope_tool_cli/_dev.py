@@ -44,6 +44,7 @@ READY_LINE = "scope-tool dev is ready"
 """Printed once everything answers; scripts and tests wait for it."""
 
 _STARTUP_SECONDS = 60.0
+_WORKER_READY = "worker ready"
 
 
 def waiting_calls_url(ui_base: str, namespace: str = "default") -> str:
@@ -112,6 +113,23 @@ def _start_worker(
     return spawn_supervised(command, log_file=settings.data_dir / "worker.log", env=environment)
 
 
+async def _wait_for_worker(worker: subprocess.Popen[bytes], log_file: Path) -> None:
+    """Wait for the worker's "worker ready" line, so the first call runs at once."""
+    deadline = time.monotonic() + _STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if worker.poll() is not None:
+            raise CommandError(
+                f"the worker exited with code {worker.returncode} while starting; "
+                f"its log ({log_file}) ends with:\n{log_tail(log_file)}"
+            )
+        if _WORKER_READY in log_tail(log_file, lines=50):
+            return
+        await asyncio.sleep(0.1)
+    raise CommandError(
+        f"the worker did not report ready within {_STARTUP_SECONDS:g}s; see {log_file}"
+    )
+
+
 def _start_inbox(calls: ToolCalls, *, ip: str, port: int) -> asyncio.Task[None] | str:
     """The inbox as a task, or the reason it is not available (the dev loop goes on without it)."""
     try:
@@ -150,6 +168,7 @@ async def run_dev(args: argparse.Namespace) -> int:
         calls = await _wait_until_serving(server, settings, args.task_queue)
         await _wait_for_port(settings.ip, settings.ui_port, "Web UI")
         worker = _start_worker(settings=settings, tools=args.tools, task_queue=args.task_queue)
+        await _wait_for_worker(worker, settings.data_dir / "worker.log")
         if not args.no_inbox:
             inbox = _start_inbox(calls, ip=settings.ip, port=args.inbox_port)
         lock.record(

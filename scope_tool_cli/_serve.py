@@ -14,7 +14,7 @@ import os
 import sys
 
 from scope_tool_cli._connection import ConnectionOptions, connect
-from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
+from scope_tool_cli._errors import EXIT_OK, EXIT_USAGE, CommandError
 
 __all__ = ["run_inbox", "run_worker"]
 
@@ -65,7 +65,6 @@ def run_worker(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, command, environment)
-    return EXIT_FAILED  # pragma: no cover - execve does not return
 
 
 async def run_inbox(args: argparse.Namespace) -> int:

@@ -1,0 +1,186 @@
+"""Helpers to drive ``scope-tool`` the way a person does: real subprocesses, a real ``dev``.
+
+``dev_session`` starts ``python -m scope_tool_cli dev`` once per session on random free ports with
+a temporary data folder and waits for its ready line; if it does not come the tests FAIL with the
+command's output (they never skip). ``run_cli`` runs one command against it and returns the exit
+code and both streams.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from scope_tool_cli._dev import READY_LINE
+
+STARTUP_SECONDS = 90.0
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (the kernel's pick, released for the child)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def cli_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "scope_tool_cli", *args]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CliRun:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(
+    *args: str, address: str | None = None, timeout: float = 60.0, env: dict[str, str] | None = None
+) -> CliRun:
+    """Run one ``scope-tool`` command to completion."""
+    environment = dict(os.environ if env is None else env)
+    if address is not None:
+        environment["SCOPE_TOOL_ADDRESS"] = address
+    done = subprocess.run(
+        cli_command(*args),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+        check=False,
+    )
+    return CliRun(code=done.returncode, stdout=done.stdout, stderr=done.stderr)
+
+
+def pid_is_gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    for line in status.splitlines():
+        if line.startswith("State:"):
+            return "Z" in line.split()[1]
+    return False
+
+
+def wait_until_gone(pid: int, seconds: float = 15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if pid_is_gone(pid):
+            return True
+        time.sleep(0.1)
+    return pid_is_gone(pid)
+
+
+@dataclass(slots=True, kw_only=True)
+class DevProcess:
+    """One running ``scope-tool dev``; a thread drains its output into ``output``."""
+
+    process: subprocess.Popen[str]
+    data_dir: Path
+    port: int
+    ui_port: int
+    inbox_port: int
+    output: list[str] = field(default_factory=list)
+    ready: threading.Event = field(default_factory=threading.Event)
+    reader: threading.Thread | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.output)
+
+    def lock_facts(self) -> dict[str, object]:
+        facts = json.loads((self.data_dir / "dev.lock").read_text())
+        assert isinstance(facts, dict)
+        return facts
+
+    def drain(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line.rstrip("\n"))
+            if READY_LINE in line:
+                self.ready.set()
+        self.process.stdout.close()
+
+    def stop(self, signum: signal.Signals = signal.SIGINT, seconds: float = 30.0) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signum)
+        try:
+            code = self.process.wait(timeout=seconds)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+            if self.reader is not None:
+                self.reader.join(timeout=10)
+        return code
+
+
+def start_dev(data_dir: Path, *extra: str, port: int | None = None) -> DevProcess:
+    """Start ``scope-tool dev`` and block until it prints its ready line (or fail loudly)."""
+    port = port or free_port()
+    ui_port, inbox_port = free_port(), free_port()
+    process = subprocess.Popen(
+        cli_command(
+            "dev",
+            "--port",
+            str(port),
+            "--ui-port",
+            str(ui_port),
+            "--inbox-port",
+            str(inbox_port),
+            "--data-dir",
+            str(data_dir),
+            *extra,
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+    )
+    dev = DevProcess(
+        process=process, data_dir=data_dir, port=port, ui_port=ui_port, inbox_port=inbox_port
+    )
+    dev.reader = threading.Thread(target=dev.drain, daemon=True)
+    dev.reader.start()
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline and process.poll() is None:
+        if dev.ready.wait(timeout=0.1):
+            return dev
+    if dev.ready.is_set():
+        return dev
+    dev.stop(signal.SIGTERM)
+    pytest.fail(
+        f"scope-tool dev did not become ready within {STARTUP_SECONDS:g}s "
+        f"(exit code {process.returncode}); its output:\n{dev.text}",
+        pytrace=False,
+    )
+
+
+def cli(dev: DevProcess, *args: str, timeout: float = 60.0) -> CliRun:
+    """Run a command against ``dev`` (address from the environment, as users set it)."""
+    return run_cli(*args, address=dev.address, timeout=timeout)
+
+
+def assert_user_error(result: CliRun, *, code: int, contains: str) -> None:
+    """One clear error line (plus optional schema details), never a traceback."""
+    assert result.code == code, (result.code, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+    first = result.stderr.splitlines()[0] if result.stderr else ""
+    assert first.startswith("scope-tool: error: "), result.stderr
+    assert contains in result.stderr, result.stderr

@@ -1,0 +1,82 @@
+"""User mistakes end as one clear line on stderr and the documented exit code, never a traceback.
+
+Exit codes: 2 for a wrong command line (bad JSON, unknown flag), 1 for a refusal or failure
+(unknown call id, unknown tool, server unreachable).
+"""
+
+from __future__ import annotations
+
+import json
+
+from ._cli import DevProcess, assert_user_error, cli, free_port, run_cli
+
+
+def test_no_command_is_a_usage_error() -> None:
+    result = run_cli()
+    assert result.code == 2
+    assert "Traceback" not in result.stderr
+    assert "usage: scope-tool" in result.stderr
+
+
+def test_bad_json_arguments_are_refused_before_connecting() -> None:
+    # No server at this address: the JSON is checked first, so the error names the JSON.
+    result = run_cli("call", "add", "{not json", address=f"127.0.0.1:{free_port()}")
+    assert_user_error(result, code=2, contains="ARGS is not valid JSON")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_server_down_says_how_to_start_one() -> None:
+    address = f"127.0.0.1:{free_port()}"
+    for command in (("status", "some-call"), ("pending",), ("call", "add", "{}")):
+        result = run_cli(*command, address=address)
+        assert_user_error(
+            result,
+            code=1,
+            contains=f"cannot reach Temporal at {address} (is `scope-tool dev` running?)",
+        )
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_unknown_call_id(dev_session: DevProcess) -> None:
+    for command in ("status", "result", "cancel"):
+        result = cli(dev_session, command, "no-such-call-anywhere")
+        assert_user_error(result, code=1, contains="no call with id 'no-such-call-anywhere'")
+    answered = cli(dev_session, "answer", "no-such-call-anywhere", "true")
+    assert_user_error(answered, code=1, contains="no call with id 'no-such-call-anywhere'")
+
+
+def test_unknown_tool_ends_the_call_without_a_traceback(dev_session: DevProcess) -> None:
+    result = cli(dev_session, "call", "no_such_tool", "{}", "--wait", "--timeout", "60")
+    assert result.code == 1, result
+    assert "Traceback" not in result.stdout + result.stderr
+    status = json.loads(cli(dev_session, "status", _call_id(result.stdout), "--json").stdout)
+    assert status["phase"] in {"INVALID", "ERRORED"}
+    assert "no_such_tool" in json.dumps(status["outcome"])
+
+
+def test_invalid_arguments_end_invalid(dev_session: DevProcess) -> None:
+    result = cli(dev_session, "call", "add", '{"a": "two", "b": 3}', "--wait")
+    assert result.code == 1, result
+    assert "INVALID" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_bad_flags_are_usage_errors(dev_session: DevProcess) -> None:
+    assert run_cli("call", "add", "{}", "--timeout", "-3").code == 2
+    assert run_cli("pending", "--limit", "0").code == 2
+    assert run_cli("status").code == 2
+    mtls = cli(dev_session, "status", "x", "--tls-cert", "/nonexistent.pem")
+    assert_user_error(mtls, code=2, contains="--tls-cert and --tls-key go together")
+
+
+def test_worker_with_a_malformed_tools_spec() -> None:
+    result = run_cli("worker", "--tools", "no-colon-here")
+    assert_user_error(result, code=2, contains="--tools must be module:attribute")
+    missing = run_cli("worker", "--tools", "no_such_module_xyz:registry")
+    assert_user_error(missing, code=1, contains="cannot find module 'no_such_module_xyz'")
+
+
+def _call_id(stdout: str) -> str:
+    first = stdout.splitlines()[0]
+    assert first.startswith("started call "), stdout
+    return first.split()[2]

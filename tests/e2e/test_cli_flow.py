@@ -1,0 +1,176 @@
+"""One approval end to end, as the README's quickstart does it from a second terminal.
+
+Every step is a separate ``scope-tool`` process against a real ``scope-tool dev``: start a call,
+find it with ``pending``, have a wrong answer refused with the schema shown, answer right, read
+the result, and check the approved file holds exactly the approved content.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+import uuid
+
+from ._cli import CliRun, DevProcess, assert_user_error, cli, cli_command
+
+
+def _unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def _wait_until_pending(dev: DevProcess, call_id: str, seconds: float = 30.0) -> CliRun:
+    """``pending`` reads eventually consistent visibility: poll until the call is listed."""
+    deadline = time.monotonic() + seconds
+    listed = cli(dev, "pending")
+    while call_id not in listed.stdout and time.monotonic() < deadline:
+        time.sleep(0.3)
+        listed = cli(dev, "pending")
+    return listed
+
+
+def test_one_approval_from_a_second_terminal(dev_session: DevProcess) -> None:
+    call_id = _unique("quickstart")
+    content = "hello from scope-tool\n"
+    arguments = json.dumps({"path": "notes/hello.txt", "content": content})
+
+    started = cli(dev_session, "call", "write_file", arguments, "--id", call_id)
+    assert started.code == 0, started
+    assert f"started call {call_id}" in started.stdout
+
+    listed = _wait_until_pending(dev_session, call_id)
+    assert listed.code == 0, listed
+    assert "CALL ID" in listed.stdout
+    row = next(line for line in listed.stdout.splitlines() if line.startswith(call_id))
+    assert "write_file" in row
+    assert "Write this exact content to notes/hello.txt?" in row
+
+    as_json = cli(dev_session, "pending", "--json", "--tool", "write_file")
+    assert as_json.code == 0, as_json
+    entry = next(item for item in json.loads(as_json.stdout) if item["call_id"] == call_id)
+    assert entry["pending"]["response_schema"] == {"type": "boolean"}
+    assert entry["pending"]["prompt"]["content"] == content
+
+    status = cli(dev_session, "status", call_id)
+    assert status.code == 0, status
+    assert "AWAITING_INPUT" in status.stdout
+    assert f"scope-tool answer {call_id} 'true'" in status.stdout
+
+    wrong = cli(dev_session, "answer", call_id, '"yes"')
+    assert_user_error(wrong, code=1, contains="answer refused")
+    assert '"type": "boolean"' in wrong.stderr, wrong.stderr
+    still = json.loads(cli(dev_session, "status", call_id, "--json").stdout)
+    assert still["phase"] == "AWAITING_INPUT"
+    assert still["answers"] == []
+
+    not_json = cli(dev_session, "answer", call_id, "yes")
+    assert_user_error(not_json, code=2, contains="the answer is not valid JSON")
+
+    right = cli(dev_session, "answer", call_id, "true", "--by", "alice")
+    assert right.code == 0, right
+    assert "answer accepted" in right.stdout
+
+    result = cli(dev_session, "result", call_id, "--wait")
+    assert result.code == 0, result
+    assert f"call {call_id}: COMPLETED" in result.stdout
+    assert f"wrote {len(content.encode())} bytes to notes/hello.txt" in result.stdout
+    written = dev_session.data_dir / "files" / "notes" / "hello.txt"
+    assert written.read_text() == content
+
+    final = json.loads(cli(dev_session, "status", call_id, "--json").stdout)
+    assert final["phase"] == "COMPLETED"
+    assert [answer["answered_by"] for answer in final["answers"]] == ["alice"]
+    as_result = json.loads(cli(dev_session, "result", call_id, "--json").stdout)
+    assert as_result["phase"] == "COMPLETED"
+    assert as_result["rounds"] == 2
+
+    again = cli(dev_session, "answer", call_id, "true")
+    assert_user_error(again, code=1, contains="is not waiting for input (phase COMPLETED)")
+
+
+def test_declined_write_writes_nothing(dev_session: DevProcess) -> None:
+    call_id = _unique("declined")
+    arguments = json.dumps({"path": "declined.txt", "content": "never"})
+    assert cli(dev_session, "call", "write_file", arguments, "--id", call_id).code == 0
+    _wait_until_pending(dev_session, call_id)
+    assert cli(dev_session, "answer", call_id, "false").code == 0
+    result = cli(dev_session, "result", call_id, "--wait")
+    assert "not written" in result.stdout, result
+    assert not (dev_session.data_dir / "files" / "declined.txt").exists()
+
+
+def test_path_escaping_the_sandbox_is_refused_before_asking(dev_session: DevProcess) -> None:
+    call_id = _unique("escape")
+    arguments = json.dumps({"path": "../outside.txt", "content": "x"})
+    waited = cli(dev_session, "call", "write_file", arguments, "--id", call_id, "--wait")
+    assert waited.code == 1, waited
+    assert "REJECTED" in waited.stdout
+    assert "escapes the sandbox folder" in waited.stdout
+    assert not (dev_session.data_dir / "outside.txt").exists()
+
+
+def test_call_wait_follows_three_rounds(dev_session: DevProcess) -> None:
+    """``call --wait`` prints each question with the command that answers it, then the result."""
+    call_id = _unique("deploy")
+    arguments = json.dumps({"service": "billing", "version": "2.4.1"})
+    follower = subprocess.Popen(
+        [*cli_command("call", "deploy_plan", arguments, "--id", call_id, "--wait")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "SCOPE_TOOL_ADDRESS": dev_session.address},
+    )
+    lines: list[str] = []
+    waiting = threading.Event()
+
+    def read() -> None:
+        assert follower.stdout is not None
+        for line in follower.stdout:
+            lines.append(line.rstrip("\n"))
+            if "waiting for input" in line:
+                waiting.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        for answer in ("true", '"canary"', "true"):
+            assert waiting.wait(timeout=30), lines
+            waiting.clear()
+            assert cli(dev_session, "answer", call_id, answer).code == 0
+        assert follower.wait(timeout=60) == 0, (lines, follower.stderr)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+        reader.join(timeout=10)
+        if follower.stderr is not None:
+            follower.stderr.close()
+    text = "\n".join(lines)
+    assert f"started call {call_id} (tool deploy_plan)" in text
+    assert "waiting for input: Approve this plan to deploy billing 2.4.1?" in text
+    assert f"answer with: scope-tool answer {call_id} 'true'" in text
+    assert f"answer with: scope-tool answer {call_id} '\"canary\"'" in text
+    assert f"call {call_id}: COMPLETED" in text
+    assert '"strategy": "canary"' in text or '"strategy":"canary"' in text
+
+
+def test_add_completes_in_one_round(dev_session: DevProcess) -> None:
+    waited = cli(dev_session, "call", "add", '{"a": 2, "b": 3}', "--wait")
+    assert waited.code == 0, waited
+    assert "COMPLETED" in waited.stdout
+    assert "output   5" in waited.stdout or "output  5" in waited.stdout
+
+
+def test_cancel_a_waiting_call(dev_session: DevProcess) -> None:
+    call_id = _unique("cancel")
+    arguments = json.dumps({"path": "cancelled.txt", "content": "x"})
+    assert cli(dev_session, "call", "write_file", arguments, "--id", call_id).code == 0
+    _wait_until_pending(dev_session, call_id)
+    cancelled = cli(dev_session, "cancel", call_id)
+    assert cancelled.code == 0, cancelled
+    result = cli(dev_session, "result", call_id, "--wait")
+    assert result.code == 1, result
+    assert f"call {call_id}: CANCELLED" in result.stdout
+    assert_user_error(cli(dev_session, "cancel", call_id), code=1, contains="already finished")

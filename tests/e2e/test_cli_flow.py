@@ -145,8 +145,9 @@ def test_call_wait_follows_three_rounds(dev_session: DevProcess) -> None:
             follower.kill()
             follower.wait()
         reader.join(timeout=10)
-        if follower.stderr is not None:
-            follower.stderr.close()
+        for stream in (follower.stdout, follower.stderr):
+            if stream is not None:
+                stream.close()
     text = "\n".join(lines)
     assert f"started call {call_id} (tool deploy_plan)" in text
     assert "waiting for input: Approve this plan to deploy billing 2.4.1?" in text

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from scope_tool._definition import Definition
+from scope_tool._func import _StrictDecoder
 from scope_tool._ijson import MAX_INPUT_BYTES, is_blank
 from scope_tool._input_request import Continuation
 from scope_tool._invocation import Invocation
@@ -65,6 +66,9 @@ class Contract:
         object.__setattr__(contract, "_name", definition.name)
         object.__setattr__(contract, "_definition", definition)
         object.__setattr__(contract, "_schema", schema)
+        if isinstance(validator, _StrictDecoder):
+            # The schema step has already proved the text is I-JSON; don't parse it twice.
+            validator = validator.validate_checked_ijson
         object.__setattr__(contract, "_validator", validator)
         return contract
 

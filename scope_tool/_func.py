@@ -75,10 +75,22 @@ class _StrictDecoder:
     def decode(self, arguments: bytes) -> Any:
         """Return the decoded value; :class:`ValueError` says what was refused."""
         check_ijson(arguments)
+        return self.decode_checked_ijson(arguments)
+
+    def decode_checked_ijson(self, arguments: bytes) -> Any:
+        """:meth:`decode` for text already known to be one I-JSON document.
+
+        ``Contract.prepare`` has parsed the arguments for the schema step by the time the
+        validator runs; skipping the second I-JSON parse saves about a tenth of ``prepare``.
+        """
         try:
             return self._adapter.validate_json(arguments, strict=True, extra="forbid")
         except ValidationError as exc:
             raise ValueError(f"decode {self._type_name}: {_describe(exc)}") from exc
+
+    def validate_checked_ijson(self, arguments: bytes) -> None:
+        """The validator, for text already known to be one I-JSON document."""
+        self.decode_checked_ijson(arguments)
 
     def __call__(self, arguments: bytes) -> None:
         """Validate without keeping the value: the input-validator contract."""

@@ -1,0 +1,156 @@
+"""Benchmark: ``Contract.prepare`` against pydantic's own JSON validation of the same arguments.
+
+``prepare`` is the trust boundary every model proposal crosses, so its cost is paid on every
+tool call. The baseline is what a typed-function tool would do without the protocol:
+``TypeAdapter(Model).validate_json(arguments)``. Both run in the same process, interleaved,
+on the seed's ``add`` tool and ``{"a":2,"b":3}``; each figure is the best of several timed
+rounds (the minimum is the least noisy estimate on a shared machine).
+
+``prepare`` does strictly more than the baseline, in Go's order: blank and size checks, an
+I-JSON parse (duplicate keys, lone surrogates, NaN), JSON Schema 2020-12 validation with exact
+numbers, then the strict pydantic decode. The breakdown printed below says what each step
+costs and the cProfile summary says what dominates.
+
+Run: ``python tests/benchmarks/bench_prepare.py`` (or ``make bench``, via
+``test_bench_prepare.py``). ``SCOPE_TOOL_BENCH_PREPARE_CALLS`` sets the calls per round.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import os
+import pstats
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic import BaseModel, TypeAdapter
+
+from scope_tool import Contract, Func, Request, bind
+from scope_tool._ijson import parse_ijson
+from scope_tool._schema import CompiledSchema
+
+ARGUMENTS = '{"a":2,"b":3}'
+GOAL_RATIO = 3.0
+DEFAULT_CALLS = 20_000
+ROUNDS = 5
+
+
+class AddInput(BaseModel):
+    a: int
+    b: int
+
+
+async def add(value: AddInput) -> int:
+    return value.a + value.b
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrepareFigures:
+    """Per-call times in microseconds."""
+
+    calls: int
+    prepare_us: float
+    baseline_us: float
+    steps_us: tuple[tuple[str, float], ...]
+
+    @property
+    def ratio(self) -> float:
+        return self.prepare_us / self.baseline_us
+
+
+def _best_per_call_us(action: Callable[[], object], calls: int) -> float:
+    best = float("inf")
+    for _ in range(ROUNDS):
+        started = time.perf_counter()
+        for _ in range(calls):
+            action()
+        best = min(best, time.perf_counter() - started)
+    return best / calls * 1e6
+
+
+def seed_contract() -> Contract:
+    return bind(Func(add, name="add", description="add two integers")).contract
+
+
+def measure(calls: int = DEFAULT_CALLS) -> PrepareFigures:
+    """Time prepare, the baseline, and each of prepare's steps, in the same run."""
+    contract = seed_contract()
+    request = Request(name="add", arguments=ARGUMENTS)
+    raw = ARGUMENTS.encode()
+    adapter = TypeAdapter(AddInput)
+    schema = CompiledSchema.parse(contract.definition.input_schema)
+    parsed = parse_ijson(raw)
+    admitted = contract.prepare(request)
+    assert admitted.arguments == raw, "prepare must admit the seed's arguments byte-exact"
+
+    def prepare() -> object:
+        return contract.prepare(request)
+
+    def baseline() -> object:
+        return adapter.validate_json(raw)
+
+    for action in (prepare, baseline):  # warm caches before timing
+        _best_per_call_us(action, max(1, calls // 10))
+    prepare_us = _best_per_call_us(prepare, calls)
+    baseline_us = _best_per_call_us(baseline, calls)
+    steps = (
+        ("I-JSON parse (parse_ijson)", lambda: parse_ijson(raw)),
+        ("JSON Schema (validate_value)", lambda: schema.validate_value(parsed)),
+        (
+            "strict decode (pydantic, strict, extra=forbid)",
+            lambda: adapter.validate_json(raw, strict=True, extra="forbid"),
+        ),
+    )
+    steps_us = tuple((label, _best_per_call_us(step, calls)) for label, step in steps)
+    return PrepareFigures(
+        calls=calls, prepare_us=prepare_us, baseline_us=baseline_us, steps_us=steps_us
+    )
+
+
+def profile(calls: int = DEFAULT_CALLS, *, lines: int = 12) -> str:
+    """cProfile of ``calls`` prepares, the top functions by own time."""
+    contract = seed_contract()
+    request = Request(name="add", arguments=ARGUMENTS)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        contract.prepare(request)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).strip_dirs().sort_stats("tottime").print_stats(lines)
+    return out.getvalue()
+
+
+def report(figures: PrepareFigures) -> str:
+    verdict = "met" if figures.ratio <= GOAL_RATIO else "MISSED"
+    lines = [
+        f"Contract.prepare vs TypeAdapter.validate_json, {figures.calls} calls x {ROUNDS} rounds, "
+        f"best round, arguments {ARGUMENTS}",
+        f"  prepare   {figures.prepare_us:8.2f} us/call",
+        f"  baseline  {figures.baseline_us:8.2f} us/call",
+        f"  ratio     {figures.ratio:8.2f}  (goal <= {GOAL_RATIO:g}: {verdict})",
+        "  prepare's steps, timed alone:",
+    ]
+    lines += [f"    {label:48s} {micros:6.2f} us" for label, micros in figures.steps_us]
+    return "\n".join(lines)
+
+
+def calls_from_environment() -> int:
+    raw = os.environ.get("SCOPE_TOOL_BENCH_PREPARE_CALLS", "")
+    calls = int(raw) if raw else DEFAULT_CALLS
+    if calls < 100:
+        raise SystemExit(f"SCOPE_TOOL_BENCH_PREPARE_CALLS must be at least 100, got {calls}")
+    return calls
+
+
+def main() -> None:
+    calls = calls_from_environment()
+    print(report(measure(calls)))
+    print("\ncProfile, top functions by own time:")
+    print(profile(calls))
+
+
+if __name__ == "__main__":
+    main()

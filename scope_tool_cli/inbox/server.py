@@ -1,0 +1,149 @@
+"""Serving the inbox: command-line options, the refusal to run open, and uvicorn until cancelled.
+
+The CLI (``scope-tool inbox``, ``scope-tool dev``) calls :func:`add_arguments` on its parser and
+:func:`serve_inbox` with the parsed values. Serving binds the socket itself before handing it to
+uvicorn, so a port in use is an ``OSError`` with the address in it (uvicorn alone would
+``sys.exit`` from inside the event loop), and it leaves signal handling to the caller: the inbox
+stops when its task is cancelled, after closing the socket and finishing requests in flight.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import socket
+from collections.abc import Callable, Generator
+
+import uvicorn
+
+from scope_tool_cli.inbox.app import create_app
+from scope_tool_cli.inbox.auth import InboxAuth
+from workflows import ToolCalls
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "add_arguments", "serve_inbox"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8234
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the inbox's options (each with a ``SCOPE_TOOL_INBOX_*`` environment default).
+
+    The parsed names are ``host``, ``port``, ``identity_header``, ``token_secret`` and
+    ``dev_loopback``: exactly :func:`serve_inbox`'s keywords.
+    """
+    environment = os.environ
+    parser.add_argument(
+        "--host",
+        default=environment.get("SCOPE_TOOL_INBOX_HOST", DEFAULT_HOST),
+        help="address to listen on (%(default)s); anything but loopback needs authentication",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=int(environment.get("SCOPE_TOOL_INBOX_PORT", DEFAULT_PORT)),
+        help="port to listen on (%(default)s)",
+    )
+    parser.add_argument(
+        "--identity-header",
+        default=environment.get("SCOPE_TOOL_INBOX_IDENTITY_HEADER") or None,
+        metavar="HEADER",
+        help="trust this header for the person's identity, set by your reverse proxy after its "
+        "login (e.g. X-Forwarded-User); only safe when the proxy is the only way in",
+    )
+    parser.add_argument(
+        "--token-secret",
+        default=environment.get("SCOPE_TOOL_INBOX_TOKEN_SECRET") or None,
+        metavar="SECRET",
+        help="accept HMAC-signed tokens made with this secret (prefer the environment variable "
+        "SCOPE_TOOL_INBOX_TOKEN_SECRET, which other users cannot read from the process list)",
+    )
+    parser.add_argument(
+        "--dev-loopback",
+        action="store_true",
+        default=environment.get("SCOPE_TOOL_INBOX_DEV_LOOPBACK", "").lower() in ("1", "true"),
+        help="no authentication, for your own machine: only on a loopback address; everyone is "
+        "'dev' unless the URL says ?as=NAME",
+    )
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handlers: the caller owns SIGINT and SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        yield
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host.strip("[]"), port), family=family, reuse_port=False)
+    except OSError as error:
+        raise OSError(
+            error.errno, f"the inbox cannot listen on {host}:{port}: {error.strerror}"
+        ) from None
+
+
+async def serve_inbox(
+    calls: ToolCalls,
+    *,
+    host: str,
+    port: int,
+    identity_header: str | None = None,
+    token_secret: str | None = None,
+    dev_loopback: bool = False,
+    on_listening: Callable[[str, int], None] | None = None,
+) -> None:
+    """Serve the inbox until this coroutine is cancelled.
+
+    Args:
+        calls: The client facade the inbox reads and answers through.
+        host: Address to listen on. Without ``identity_header`` or ``token_secret`` only a
+            loopback address is accepted (and only with ``dev_loopback``).
+        port: Port to listen on; ``0`` picks a free one (reported to ``on_listening``).
+        identity_header: Trusted header carrying the identity (set by a reverse proxy).
+        token_secret: Secret for signed tokens (see :func:`~scope_tool_cli.inbox.mint_token`).
+        dev_loopback: Serve without authentication on a loopback address (identity ``dev``).
+        on_listening: Called with the bound host and port once connections are accepted.
+
+    Raises:
+        InboxConfigError: No authentication configured, or unauthenticated off loopback; raised
+            before anything listens.
+        OSError: The address cannot be bound (port in use, unknown host).
+    """
+    auth = InboxAuth(
+        identity_header=identity_header, token_secret=token_secret, dev_loopback=dev_loopback
+    )
+    auth.check_bind(host)
+    app = create_app(calls, auth=auth)
+    listener = _bind(host, port)
+    config = uvicorn.Config(
+        app,
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=5,
+    )
+    server = _Server(config)
+    serving = asyncio.create_task(server.serve(sockets=[listener]))
+    try:
+        while not server.started:
+            if serving.done():
+                await serving
+                return
+            await asyncio.sleep(0.01)
+        if on_listening is not None:
+            bound_host, bound_port = listener.getsockname()[:2]
+            on_listening(str(bound_host), int(bound_port))
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        server.should_exit = True
+        with contextlib.suppress(Exception):
+            await serving
+        raise
+    finally:
+        listener.close()

@@ -1,0 +1,31 @@
+// Keeps an inbox page current: polls the JSON endpoint named by <body data-poll-url> and
+// reloads when its fingerprint differs from the one the page was rendered with. A page whose
+// form has been touched is never reloaded under the person's hands: a banner offers it instead.
+(function () {
+  "use strict";
+  const body = document.body;
+  const url = body.dataset.pollUrl;
+  if (!url) return;
+  const rendered = body.dataset.fingerprint;
+  const every = Number(body.dataset.refreshMs) || 2000;
+  let touched = false;
+  document.addEventListener("input", function () { touched = true; });
+  document.addEventListener("change", function () { touched = true; });
+
+  async function check() {
+    try {
+      const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+      if (response.ok) {
+        const current = await response.json();
+        if (current.fingerprint && current.fingerprint !== rendered) {
+          if (!touched) { window.location.reload(); return; }
+          document.getElementById("changed").hidden = false;
+        }
+      }
+    } catch (error) {
+      // The inbox may be restarting; try again on the next tick.
+    }
+    window.setTimeout(check, every);
+  }
+  window.setTimeout(check, every);
+})();

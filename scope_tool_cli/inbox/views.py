@@ -1,0 +1,188 @@
+"""How a call looks to a person and to the JSON API: prompts, times, rounds, fingerprints.
+
+The workflow's :class:`~workflows.CallStatus` keeps raw JSON as bytes and times as datetimes;
+pages want readable text ("waiting 5 min", the prompt as prose when it is a string) and the API
+wants JSON values. Both are built here, from the same snapshot, so the page and the API never
+disagree. A *fingerprint* summarises what a page shows; the page's script compares it with the
+API's to know when to refresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from workflows import AnswerRecord, CallOutcome, CallStatus, PendingInput
+
+__all__ = [
+    "PromptView",
+    "call_fingerprint",
+    "call_json",
+    "call_path",
+    "json_value",
+    "pending_fingerprint",
+    "pending_json",
+    "prompt_view",
+    "relative_time",
+]
+
+
+def call_path(call_id: str) -> str:
+    """The page of one call (the id is quoted whole, so ids with ``/`` work)."""
+    return "/calls/" + quote(call_id, safe="")
+
+
+def json_value(raw: bytes) -> Any:
+    """Raw JSON bytes as a value for the API; text that is not JSON stays a string."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptView:
+    """A prompt for display: its question as prose, the rest as pretty JSON.
+
+    Attributes:
+        text: The question: the prompt itself when it is a string, else an object's
+            ``question``/``message``/``text``/``title`` member; empty when there is none.
+        details: Everything else, as indented JSON (empty when the text says it all).
+    """
+
+    text: str
+    details: str
+
+    def summary(self, limit: int = 160) -> str:
+        """One line for the inbox list."""
+        line = " ".join((self.text or self.details).split())
+        return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def prompt_view(prompt: bytes) -> PromptView:
+    """Readable form of a prompt, so a person reads a question rather than raw JSON."""
+    value = json_value(prompt)
+    if isinstance(value, str):
+        return PromptView(text=value, details="")
+    if isinstance(value, dict):
+        for key in ("question", "message", "text", "title"):
+            lead = value.get(key)
+            if isinstance(lead, str):
+                rest = {k: v for k, v in value.items() if k != key}
+                details = json.dumps(rest, indent=2, ensure_ascii=False) if rest else ""
+                return PromptView(text=lead, details=details)
+    return PromptView(text="", details=json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def relative_time(moment: datetime, *, now: datetime | None = None) -> str:
+    """``"3 min ago"`` or ``"in 2 h"``: what a person scanning a list wants to know."""
+    current = now or datetime.now(UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    seconds = (moment - current).total_seconds()
+    size = abs(seconds)
+    if size < 45:
+        amount = f"{int(size)} s"
+    elif size < 45 * 60:
+        amount = f"{round(size / 60)} min"
+    elif size < 36 * 3600:
+        amount = f"{round(size / 3600)} h"
+    else:
+        amount = f"{round(size / 86400)} d"
+    return f"in {amount}" if seconds > 0 else f"{amount} ago"
+
+
+def _iso(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def pending_json(status: CallStatus, pending: PendingInput) -> dict[str, Any]:
+    """One waiting call as the API lists it."""
+    return {
+        "call_id": status.call_id,
+        "tool": status.tool,
+        "round": status.round,
+        "request_id": pending.request_id,
+        "prompt": json_value(pending.prompt),
+        "response_schema": json_value(pending.response_schema),
+        "asked_at": _iso(pending.asked_at),
+        "deadline": _iso(pending.deadline),
+        "url": call_path(status.call_id),
+    }
+
+
+def _answer_json(record: AnswerRecord) -> dict[str, Any]:
+    return {
+        "request_id": record.request_id,
+        "round": record.round,
+        "response": json_value(record.response),
+        "answered_by": record.answered_by,
+        "answered_at": _iso(record.answered_at),
+    }
+
+
+def _outcome_json(outcome: CallOutcome) -> dict[str, Any]:
+    return {
+        "phase": outcome.phase.value,
+        "text": outcome.output.text(),
+        "details": json_value(outcome.output.details) if outcome.output.details else None,
+        "failure_kind": outcome.failure_kind.value if outcome.failure_kind else None,
+        "message": outcome.message,
+        "rounds": outcome.rounds,
+    }
+
+
+def call_json(status: CallStatus) -> dict[str, Any]:
+    """One call as the API shows it, with the same fingerprint the page carries."""
+    pending = status.pending
+    return {
+        "call_id": status.call_id,
+        "tool": status.tool,
+        "phase": status.phase.value,
+        "round": status.round,
+        "pending": pending_json(status, pending) if pending is not None else None,
+        "answers": [_answer_json(record) for record in status.answers],
+        "refused": [
+            {
+                "request_id": refused.request_id,
+                "reason": refused.reason,
+                "message": refused.message,
+                "answered_by": refused.answered_by,
+            }
+            for refused in status.refused
+        ],
+        "outcome": _outcome_json(status.outcome) if status.outcome is not None else None,
+        "fingerprint": call_fingerprint(status),
+    }
+
+
+def _digest(parts: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def call_fingerprint(status: CallStatus) -> str:
+    """Changes whenever what the call page shows changes (phase, round, question, answers)."""
+    pending = status.pending.request_id if status.pending is not None else ""
+    return _digest(
+        [
+            status.phase.value,
+            str(status.round),
+            pending,
+            str(len(status.answers)),
+            str(len(status.refused)),
+        ]
+    )
+
+
+def pending_fingerprint(request_ids: Sequence[str]) -> str:
+    """Changes whenever a call starts or stops waiting."""
+    return _digest(sorted(request_ids))

@@ -1,0 +1,73 @@
+"""A tool for the inbox tests: it asks whatever question its arguments describe.
+
+``ask`` takes ``{"prompt": <any JSON>, "schema": <a JSON Schema>}``; round 1 asks a person with
+that prompt and response schema, round 2 completes with the validated answer as JSON details, so
+a test reads back exactly what the inbox sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from scope_tool import Definition, InputRequest, Invocation, Output, Registry, Request, Result
+from workflows import Phase, ToolCalls
+
+
+class Ask:
+    """Ask one question given in the arguments; complete with the answer."""
+
+    def definition(self) -> Definition:
+        return Definition(
+            name="ask",
+            description="Ask a person the question in the arguments and return the answer.",
+            input_schema={
+                "type": "object",
+                "properties": {"prompt": {}, "schema": {"type": "object"}},
+                "required": ["prompt", "schema"],
+            },
+        )
+
+    async def call(self, invocation: Invocation) -> Result:
+        continuation = invocation.continuation
+        if continuation is None:
+            arguments = json.loads(invocation.arguments)
+            return Result(
+                input_request=InputRequest(
+                    prompt=json.dumps(arguments["prompt"]).encode(),
+                    response_schema=json.dumps(arguments["schema"]).encode(),
+                    state=b"{}",
+                )
+            )
+        return Result(output=Output.json_output(continuation.response))
+
+
+REGISTRY = Registry(Ask())
+
+
+def ask_arguments(prompt: object, schema: object) -> str:
+    """The ``arguments`` text of an ``ask`` request."""
+    return json.dumps({"prompt": prompt, "schema": schema})
+
+
+async def wait_for_phase(handle: Any, phase: Phase, within: float = 20) -> Any:
+    """Poll ``status`` until the call reaches ``phase`` (fail after ``within`` seconds)."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        status = await handle.status()
+        if status.phase is phase:
+            return status
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"call {handle.call_id} stayed {status.phase}, expected {phase}")
+        await asyncio.sleep(0.05)
+
+
+async def start_waiting(
+    calls: ToolCalls, call_id: str, prompt: object, schema: object, **options: Any
+) -> Any:
+    """Start an ``ask`` call and return its status once it waits for an answer."""
+    handle = await calls.start(
+        Request(name="ask", arguments=ask_arguments(prompt, schema)), call_id=call_id, **options
+    )
+    return await wait_for_phase(handle, Phase.AWAITING_INPUT)

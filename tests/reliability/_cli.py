@@ -1,0 +1,61 @@
+"""Running ``scope-tool`` as a user does: a subprocess, its exit code and its output."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._processes import python_environment
+
+__all__ = ["CliRun", "run_cli"]
+
+
+def _command() -> list[str]:
+    script = Path(sys.executable).parent / "scope-tool"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "scope_tool_cli"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CliRun:
+    """One finished ``scope-tool`` invocation."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    def looks_clean(self) -> bool:
+        """A refusal a person can act on: no traceback, no "unexpected" defect line."""
+        text = self.stdout + self.stderr
+        return "Traceback" not in text and "unexpected " not in text and bool(self.stderr.strip())
+
+
+async def run_cli(
+    *arguments: str | bytes, address: str, task_queue: str, limit_seconds: float = 60.0
+) -> CliRun:
+    """Run ``scope-tool ARGUMENTS --address A --task-queue Q`` and collect what it printed."""
+    process = await asyncio.create_subprocess_exec(
+        *_command(),
+        *arguments,
+        "--address",
+        address,
+        "--task-queue",
+        task_queue,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=python_environment(),
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), limit_seconds)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise
+    assert process.returncode is not None
+    return CliRun(
+        exit_code=process.returncode,
+        stdout=stdout.decode(errors="replace"),
+        stderr=stderr.decode(errors="replace"),
+    )

@@ -1,0 +1,132 @@
+"""Hostile input through the client facade: requests and answers, fuzzed by hypothesis.
+
+Every example must be refused cleanly (see ``_hostile``): a clear error or an INVALID call for
+requests, ``AnswerRejectedError`` and an unchanged call for answers; no WorkflowTaskFailed in
+any history, and the worker process still alive at the end. The stress suite runs the same
+properties with many more examples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+from temporalio.api.enums.v1 import EventType
+
+from scope_tool import Request
+from workflows import Phase, ToolCallHandle, ToolCalls
+
+from ._hostile import (
+    EXPLICIT_REQUESTS,
+    HostileTally,
+    check_answer_refused,
+    check_request_refused,
+    explicit_answers,
+    hostile_answers,
+    hostile_requests,
+    run_property,
+    workflow_task_failures,
+)
+from ._ledger import SideEffectLedger
+from ._processes import WorkerProcess
+
+GENERATED_REQUESTS = 30
+GENERATED_ANSWERS = 60
+
+
+async def _waiting_call(calls: ToolCalls, prefix: str) -> ToolCallHandle:
+    call_id = f"{prefix}-{uuid.uuid4().hex[:12]}"
+    handle = await calls.start(
+        Request(name="approve_write", arguments=json.dumps({"key": call_id})), call_id=call_id
+    )
+    for _ in range(400):
+        status = await handle.status()
+        if status.phase is Phase.AWAITING_INPUT:
+            return handle
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{call_id} never asked for input: {status}")
+
+
+async def test_hostile_requests_are_refused(
+    reliability_calls: ToolCalls, tool_worker: WorkerProcess
+) -> None:
+    tally = HostileTally()
+    loop = asyncio.get_running_loop()
+    await asyncio.to_thread(
+        run_property,
+        hostile_requests(),
+        lambda pair: check_request_refused(reliability_calls, *pair, tally=tally),
+        loop=loop,
+        max_examples=GENERATED_REQUESTS,
+        explicit=EXPLICIT_REQUESTS,
+    )
+    print(f"hostile requests: {tally.total} tried: {dict(tally.counts)}")
+    assert tally.total >= len(EXPLICIT_REQUESTS)
+    assert await workflow_task_failures(reliability_calls.client, tally.call_ids) == ()
+    assert tool_worker.alive, tool_worker.log_text()[-3000:]
+    assert "Traceback" not in tool_worker.log_text()
+
+
+async def test_hostile_answers_are_refused_and_change_nothing(
+    reliability_calls: ToolCalls, tool_worker: WorkerProcess, shared_ledger: SideEffectLedger
+) -> None:
+    handle = await _waiting_call(reliability_calls, "hostile-answers")
+    baseline = await handle.status()
+    tally = HostileTally()
+    loop = asyncio.get_running_loop()
+    await asyncio.to_thread(
+        run_property,
+        hostile_answers(handle.call_id),
+        lambda pair: check_answer_refused(handle, baseline, *pair, tally=tally),
+        loop=loop,
+        max_examples=GENERATED_ANSWERS,
+        explicit=explicit_answers(handle.call_id),
+    )
+    print(f"hostile answers: {tally.total} tried: {dict(tally.counts)}")
+
+    # After all that, the call still takes its one real answer and does its effect once.
+    receipt = await handle.answer({"approve": True, "key": handle.call_id}, answered_by="tester")
+    assert receipt.request_id == f"{handle.call_id}/r1"
+    assert not receipt.duplicate
+    outcome = await asyncio.wait_for(handle.result(), 60)
+    assert outcome.phase is Phase.COMPLETED, outcome
+    assert shared_ledger.effect_counts()[handle.call_id] == 1
+
+    history = await handle.workflow_handle.fetch_history()
+    accepted = [
+        event
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
+    ]
+    assert len(accepted) == 1, "a refused answer reached the history"
+    assert await workflow_task_failures(reliability_calls.client, [handle.call_id]) == ()
+    assert tool_worker.alive, tool_worker.log_text()[-3000:]
+    assert "Traceback" not in tool_worker.log_text()
+
+
+async def test_hostile_signalled_answers_are_recorded_as_refused(
+    reliability_calls: ToolCalls, tool_worker: WorkerProcess
+) -> None:
+    """The fire-and-forget path: a bad signal is noted in status and the call keeps waiting."""
+    handle = await _waiting_call(reliability_calls, "hostile-signals")
+    baseline = await handle.status()
+    sent = 0
+    for response, request_id in explicit_answers(handle.call_id):
+        if not isinstance(response, bytes):
+            continue  # values that cannot even be encoded are refused before sending
+        await handle.signal_answer(response, request_id=request_id, answered_by="fuzzer")
+        sent += 1
+    for _ in range(200):
+        status = await handle.status()
+        if len(status.refused) >= sent:
+            break
+        await asyncio.sleep(0.05)
+    assert len(status.refused) == sent, (sent, status.refused)
+    assert all(refusal.reason and refusal.message for refusal in status.refused)
+    assert status.phase is Phase.AWAITING_INPUT
+    assert status.answers == ()
+    assert status.round == baseline.round
+    assert await workflow_task_failures(reliability_calls.client, [handle.call_id]) == ()
+    await handle.cancel()
+    assert tool_worker.alive

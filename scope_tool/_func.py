@@ -14,6 +14,8 @@ import asyncio
 import dataclasses
 import inspect
 import json
+import math
+import re
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -57,6 +59,10 @@ _SUBSCHEMA_MAPS = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
 )
 
+#: Only a number with a 3-digit exponent or 309+ digits can overflow a float; anything else
+#: skips the overflow parse entirely (a string that merely looks like one costs one parse).
+_MAYBE_FLOAT_OVERFLOW = re.compile(rb"[0-9][eE][+-]?[0-9]{3}|[0-9]{309}[.eE]")
+
 
 class _StrictDecoder:
     """Decodes arguments into the input type, refusing anything a lenient parser would fix.
@@ -83,6 +89,8 @@ class _StrictDecoder:
         ``Contract.prepare`` has parsed the arguments for the schema step by the time the
         validator runs; skipping the second I-JSON parse saves about a tenth of ``prepare``.
         """
+        if _MAYBE_FLOAT_OVERFLOW.search(arguments) is not None:
+            _refuse_float_overflow(arguments, self._type_name)
         try:
             return self._adapter.validate_json(arguments, strict=True, extra="forbid")
         except ValidationError as exc:
@@ -316,6 +324,23 @@ def _close_objects(schema: Any) -> Any:
     if "properties" in closed:
         closed["additionalProperties"] = False
     return closed
+
+
+def _refuse_float_overflow(arguments: bytes, type_name: str) -> None:
+    """Refuse numbers no float can hold (``1e999``), which pydantic would turn into ``inf``.
+
+    I-JSON deliberately does not range-check numbers; typed decoding does, as Go's does.
+    """
+
+    def finite(lexeme: str) -> float:
+        value = float(lexeme)
+        if math.isinf(value):
+            shown = lexeme if len(lexeme) <= 40 else f"{lexeme[:37]}..."
+            raise ValueError(f"decode {type_name}: number {shown} is out of range for a float")
+        return value
+
+    # Integers are Python ints of any size; only the typed field can bound them.
+    json.loads(arguments, parse_float=finite, parse_int=str)
 
 
 def _describe(error: ValidationError) -> str:

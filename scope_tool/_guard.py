@@ -25,6 +25,7 @@ from scope_tool._tool import Tool
 from scope_tool.errors import (
     AuthorizationError,
     InvalidDefinitionError,
+    InvalidInvocationError,
     InvalidToolError,
     _go_quote,
 )
@@ -126,6 +127,10 @@ class Guard:
             Failure: ``rejected``, with the model-visible text
                 ``error: tool "NAME" is not authorized``.
         """
+        if not isinstance(invocation, Invocation):
+            raise InvalidInvocationError(
+                f"Guard.call needs an Invocation, got {type(invocation).__qualname__}"
+            )
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             raise asyncio.CancelledError()

@@ -515,3 +515,38 @@ async def test_calling_a_func_with_a_foreign_invocation_decodes_strictly():
         await Func(add, name="add").call(invocation)
     with pytest.raises(InvalidInvocationError, match="needs an Invocation, got dict"):
         await Func(add, name="add").call({})  # type: ignore[arg-type]
+
+
+class Measurement(BaseModel):
+    value: float
+    label: str = ""
+
+
+class Counter(BaseModel):
+    count: int
+
+
+def test_a_float_that_overflows_is_refused_like_go():
+    def measure(value: Measurement) -> float:
+        return value.value
+
+    contract = bind(Func(measure, name="measure")).contract
+    contract.prepare(Request(name="measure", arguments='{"value":1e300}'))
+    with pytest.raises(InvalidInvocationError) as caught:
+        contract.prepare(Request(name="measure", arguments='{"value":1e999}'))
+    assert str(caught.value) == (
+        "tool: invalid invocation: arguments: "
+        "decode Measurement: number 1e999 is out of range for a float"
+    )
+    # text that merely looks like an overflowing number is fine
+    contract.prepare(Request(name="measure", arguments='{"value":1.5,"label":"1e999"}'))
+
+
+def test_big_integers_are_python_ints():
+    def count(value: Counter) -> int:
+        return value.count
+
+    contract = bind(Func(count, name="count")).contract
+    big = "1" + "0" * 400
+    invocation = contract.prepare(Request(name="count", arguments=f'{{"count":{big}}}'))
+    assert invocation.arguments == f'{{"count":{big}}}'.encode()

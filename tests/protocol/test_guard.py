@@ -339,3 +339,10 @@ async def test_guards_compose_and_a_foreign_invocation_is_still_refused():
     other = bind(Guard(inner, allow))
     with pytest.raises(InvalidInvocationError, match="does not belong"):
         await outer.call(other.contract.prepare(Request(name="inspect", arguments="{}")))
+
+
+async def test_calling_a_guard_without_an_invocation_is_refused():
+    inner = Inner()
+    with pytest.raises(InvalidInvocationError, match=r"Guard\.call needs an Invocation, got str"):
+        await Guard(inner, allow).call("{}")  # type: ignore[arg-type]
+    assert inner.calls == 0

@@ -33,6 +33,7 @@ __all__ = [
     "canonical_json",
     "check_ijson",
     "is_blank",
+    "nested_deeper_than",
     "parse_ijson",
     "raw_object_members",
 ]
@@ -124,7 +125,7 @@ def _byte_offset(text: str, index: int) -> int:
     return len(text[:index].encode("utf-8", "surrogatepass"))
 
 
-def _nested_deeper_than(data: bytes, limit: int) -> bool:
+def nested_deeper_than(data: bytes, limit: int) -> bool:
     """Whether ``data`` nests more than ``limit`` levels (exact for valid JSON)."""
     if data.count(b"[") + data.count(b"{") <= limit:
         return False
@@ -158,7 +159,7 @@ def _parse(data: bytes, decoder: json.JSONDecoder) -> Any:
     if start == len(text):
         raise IJSONError("document is empty" if not text else "document holds only whitespace")
     raw = bytes(data)
-    if len(raw) < 2 * _FAST_DEPTH or not _nested_deeper_than(raw, _FAST_DEPTH):
+    if len(raw) < 2 * _FAST_DEPTH or not nested_deeper_than(raw, _FAST_DEPTH):
         try:
             value, end = decoder.raw_decode(text, start)
         except json.JSONDecodeError as exc:

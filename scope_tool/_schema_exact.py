@@ -1,0 +1,258 @@
+"""The exact JSON Schema engine: python-jsonschema with Go's number semantics.
+
+Go's validator (santhosh-tekuri) compares numbers as big rationals. This engine gets the same
+by validating values whose numbers are ``int`` / ``Decimal`` (never ``float``), with a type
+checker where ``Decimal("1.0")`` is an integer and a ``multipleOf`` that never rounds. It is
+the authority for every value: ``CompiledSchema`` only uses the faster Rust engine for values
+and schemas whose numbers it has proved to be exact (see ``_schema.py``).
+
+So that both engines mean the same thing, ``format`` and ``pattern`` are delegated to
+``jsonschema_rs`` here (its format set is also the richer one: date-time, uri, hostname... are
+asserted like Go's ``AssertFormat``). Remote ``$ref`` is refused at compile time.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any, Final, cast
+from urllib.parse import urljoin
+
+import jsonschema_rs
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
+
+# python-jsonschema ships no type information (its stubs live in types-jsonschema).
+from jsonschema import Draft202012Validator, FormatChecker, validators  # type: ignore[import-untyped]
+from jsonschema.exceptions import ValidationError, best_match  # type: ignore[import-untyped]
+from jsonschema.protocols import Validator  # type: ignore[import-untyped]
+from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
+
+__all__ = ["CompileError", "compile_exact", "first_error"]
+
+_MAX_MESSAGE: Final = 400
+_FORMATS: Final = (
+    "date",
+    "date-time",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+    "uuid",
+)
+
+
+class CompileError(ValueError):
+    """The schema does not compile; the text is the ``compile: ...`` detail."""
+
+
+# --- exact numbers ---------------------------------------------------------------------------
+
+
+def _is_integral(value: Decimal) -> bool:
+    # Exact, context free: no rounding and no huge allocation for 1e999999999.
+    _sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):
+        return False
+    return exponent >= 0 or all(digit == 0 for digit in digits[exponent:])
+
+
+def _is_number(_checker: object, instance: object) -> bool:
+    return isinstance(instance, int | Decimal) and not isinstance(instance, bool)
+
+
+def _is_integer(_checker: object, instance: object) -> bool:
+    if isinstance(instance, bool):
+        return False
+    if isinstance(instance, int):
+        return True
+    return isinstance(instance, Decimal) and _is_integral(instance)
+
+
+def _scaled(value: int | Decimal) -> tuple[int, int]:
+    """``value`` as ``(coefficient, exponent)`` with ``value == coefficient * 10**exponent``."""
+    if isinstance(value, int):
+        return value, 0
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    # int(Decimal) is exact and, unlike int(str), has no digit limit.
+    return int(Decimal((sign, digits, 0))), exponent
+
+
+def is_multiple(value: int | Decimal, divisor: int | Decimal) -> bool:
+    """Exact ``multipleOf`` without materialising huge powers of ten."""
+    numerator, shift = _scaled(value)
+    denominator, divisor_shift = _scaled(divisor)
+    if denominator == 0:
+        return False
+    shift -= divisor_shift
+    if numerator == 0:
+        return True
+    if shift >= 0:
+        remainder: int = (numerator % denominator) * pow(10, shift, abs(denominator))
+        return remainder % denominator == 0
+    if -shift > abs(numerator).bit_length():
+        return False  # 0 < |numerator| < 2**-shift < 10**-shift: not a multiple
+    scale: int = pow(10, -shift)
+    return numerator % (denominator * scale) == 0
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, int | Decimal) and not isinstance(value, bool):
+        return str(value)
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+def _multiple_of(
+    validator: Validator, divisor: Any, instance: Any, _schema: Any
+) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "number") and not is_multiple(instance, divisor):
+        yield ValidationError(f"{_show(instance)} is not a multiple of {_show(divisor)}")
+
+
+# --- format and pattern mean what the Rust engine means --------------------------------------
+
+
+@functools.lru_cache(maxsize=1024)
+def _rust_pattern(pattern: str) -> Any:
+    return jsonschema_rs.validator_for({"pattern": pattern})
+
+
+def _pattern(
+    _validator: Validator, pattern: str, instance: Any, _schema: Any
+) -> Iterator[ValidationError]:
+    if isinstance(instance, str) and not _rust_pattern(pattern).is_valid(instance):
+        yield ValidationError(f"{_show(instance)} does not match {_show(pattern)}")
+
+
+def _format_checker() -> Any:
+    checker = FormatChecker(formats=())
+    for name in _FORMATS:
+        rust = jsonschema_rs.validator_for({"format": name}, validate_formats=True)
+
+        def check(instance: object, rust: Any = rust) -> bool:
+            return not isinstance(instance, str) or bool(rust.is_valid(instance))
+
+        checker.checks(name)(check)
+    return checker
+
+
+FORMAT_CHECKER: Final = _format_checker()
+
+# --- remote references are refused ------------------------------------------------------------
+
+
+def _refuse_retrieval(uri: str) -> referencing.Resource[Any]:
+    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+_REFUSING_REGISTRY: Final = referencing.Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
+
+
+def _check_references(
+    schema: Any, specification: referencing.Specification[Any], registry: referencing.Registry[Any]
+) -> None:
+    """Resolve every ``$ref`` now, so a bad or remote reference fails at compile time, as in Go."""
+    resolver = registry.resolver()
+    pending: list[tuple[Any, str]] = [(schema, "")]
+    while pending:
+        node, base = pending.pop()
+        if not isinstance(node, dict):
+            continue
+        node_id = specification.id_of(node)
+        if node_id is not None:
+            base = urljoin(base, node_id)
+        reference = node.get("$ref")
+        if isinstance(reference, str):
+            target = urljoin(base, reference)
+            try:
+                resolver.lookup(target)
+            except referencing.exceptions.Unresolvable:
+                local = target.startswith("#") or target.startswith(base + "#")
+                remote = "" if local else " (remote references are never loaded)"
+                raise CompileError(
+                    f"compile: $ref {json.dumps(reference)} cannot be resolved{remote}"
+                ) from None
+        pending.extend((child, base) for child in specification.subresources_of(node))
+
+
+# --- compiling -------------------------------------------------------------------------------
+
+_EXACT_CLASSES: dict[Any, Any] = {}
+# Returned by ``validator_for`` when ``$schema`` names no draft it knows.
+_UNKNOWN: Final = cast("type[Validator]", object())
+
+
+def _exact_class(base: Any) -> Any:
+    """``base`` with exact numbers and the Rust engine's ``pattern``."""
+    exact = _EXACT_CLASSES.get(base)
+    if exact is None:
+        type_checker = base.TYPE_CHECKER.redefine_many(
+            {"number": _is_number, "integer": _is_integer}
+        )
+        exact = validators.extend(
+            base,
+            validators={"multipleOf": _multiple_of, "pattern": _pattern},
+            type_checker=type_checker,
+        )
+        _EXACT_CLASSES[base] = exact
+    return exact
+
+
+def first_error(validator: Validator, value: Any) -> str | None:
+    """``<json pointer>: <message>`` of the most relevant error, or None when valid."""
+    error = best_match(validator.iter_errors(value))
+    if error is None:
+        return None
+    pointer = "".join(
+        "/" + str(part).replace("~", "~0").replace("/", "~1") for part in error.absolute_path
+    )
+    text: str = error.message
+    if len(text) > _MAX_MESSAGE:
+        text = text[:_MAX_MESSAGE] + "..."
+    return f"{pointer or '(root)'}: {text}"
+
+
+def compile_exact(schema: Any) -> Validator:
+    """Compile a parsed schema (numbers as int/Decimal) or raise :class:`CompileError`."""
+    if not isinstance(schema, dict | bool):
+        kind = "an array" if isinstance(schema, list) else type(schema).__name__
+        raise CompileError(f"compile: a schema must be an object or a boolean, not {kind}")
+    declared = schema.get("$schema") if isinstance(schema, dict) else None
+    base: Any = Draft202012Validator
+    if declared is not None:
+        if not isinstance(declared, str):
+            raise CompileError("compile: $schema must be a string")
+        base = validators.validator_for(schema, default=_UNKNOWN)
+        if base is _UNKNOWN:
+            raise CompileError(
+                f"compile: unknown $schema {json.dumps(declared)} "
+                "(remote metaschemas are never loaded)"
+            )
+    exact = _exact_class(base)
+    problem = first_error(exact(exact.META_SCHEMA, format_checker=FORMAT_CHECKER), schema)
+    if problem is not None:
+        raise CompileError(f"compile: {problem}")
+    specification = referencing.jsonschema.specification_with(
+        str(exact.META_SCHEMA.get("$id") or exact.META_SCHEMA.get("id") or ""),
+        default=referencing.jsonschema.DRAFT202012,
+    )
+    resource = specification.create_resource(schema)
+    registry = _REFUSING_REGISTRY.with_resource(resource.id() or "", resource).crawl()
+    _check_references(schema, specification, SPECIFICATIONS.combine(registry))
+    return exact(schema, format_checker=FORMAT_CHECKER, registry=registry)

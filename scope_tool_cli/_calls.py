@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["run_answer", "run_call", "run_cancel", "run_pending", "run_result", "run_status"]
 
-_POLL_SECONDS = 0.5
+_FIRST_POLL_SECONDS = 0.1
+_MAX_POLL_SECONDS = 1.0
 
 
 def _print(text: str) -> None:
@@ -110,11 +111,13 @@ async def _follow(handle: ToolCallHandle, call_id: str, *, give_up_after: float 
     """Print every phase change and pending question until the call ends or time runs out."""
     deadline = None if give_up_after is None else time.monotonic() + give_up_after
     last_seen: tuple[str, str] | None = None
+    pause = _FIRST_POLL_SECONDS
     while True:
         status = await _status(handle, call_id)
         request_id = status.pending.request_id if status.pending else ""
         if (str(status.phase), request_id) != last_seen:
             last_seen = (str(status.phase), request_id)
+            pause = _FIRST_POLL_SECONDS
             if status.pending is not None:
                 _print(
                     f"[{status.phase}] waiting for input: {prompt_text(status.pending.prompt)}"
@@ -130,7 +133,8 @@ async def _follow(handle: ToolCallHandle, call_id: str, *, give_up_after: float 
                 f"gave up waiting after {give_up_after:g}s: call {call_id} is still {status.phase} "
                 f"(it keeps running; see: scope-tool status {call_id})"
             )
-        await asyncio.sleep(_POLL_SECONDS)
+        await asyncio.sleep(pause)
+        pause = min(pause * 1.5, _MAX_POLL_SECONDS)
 
 
 async def run_status(args: argparse.Namespace) -> int:

@@ -9,8 +9,10 @@ flags and ``SCOPE_TOOL_*`` environment. ``scope-tool inbox`` runs the inbox engi
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib.util
 import os
+import signal
 import sys
 
 from scope_tool_cli._connection import ConnectionOptions, connect
@@ -68,18 +70,36 @@ def run_worker(args: argparse.Namespace) -> int:
 
 
 async def run_inbox(args: argparse.Namespace) -> int:
-    """Serve the web inbox until interrupted."""
+    """Serve the web inbox until Ctrl-C or SIGTERM; a bad setting is one line, exit code 2."""
     try:
-        from scope_tool_cli.inbox import serve_inbox
+        from scope_tool_cli.inbox import InboxConfigError, serve_inbox
     except ImportError as error:
         raise CommandError(f"the web inbox is not available in this build ({error})") from None
     calls = await connect(ConnectionOptions.from_args(args))
-    await serve_inbox(
-        calls,
-        host=getattr(args, "host", "127.0.0.1"),
-        port=getattr(args, "port", 8234),
-        identity_header=getattr(args, "identity_header", None),
-        token_secret=getattr(args, "token_secret", None),
-        dev_loopback=bool(getattr(args, "dev_loopback", False)),
+
+    def listening(host: str, port: int) -> None:
+        print(f"inbox listening on http://{host}:{port} (Ctrl-C stops it)", flush=True)
+
+    serving = asyncio.create_task(
+        serve_inbox(
+            calls,
+            host=args.host,
+            port=args.port,
+            identity_header=args.identity_header,
+            token_secret=args.token_secret,
+            dev_loopback=args.dev_loopback,
+            on_listening=listening,
+        )
     )
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, serving.cancel)
+    try:
+        await serving
+    except asyncio.CancelledError:
+        print("inbox stopped", flush=True)
+    except InboxConfigError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+    except OSError as error:
+        raise CommandError(str(error.strerror or error)) from None
     return EXIT_OK

@@ -163,5 +163,11 @@ async def connect(options: ConnectionOptions) -> ToolCalls:
 
 
 def _first_line(error: BaseException) -> str:
+    """The gist of a connection failure (the SDK's text nests transport errors)."""
     text = str(error).strip() or type(error).__name__
-    return text.splitlines()[0]
+    if "Connection refused" in text or "ConnectionRefused" in text:
+        return "connection refused"
+    if "dns error" in text.lower() or "failed to lookup address" in text.lower():
+        return "unknown host"
+    first = text.splitlines()[0]
+    return first if len(first) <= 200 else first[:199] + "…"

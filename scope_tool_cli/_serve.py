@@ -72,9 +72,17 @@ def run_worker(args: argparse.Namespace) -> int:
 async def run_inbox(args: argparse.Namespace) -> int:
     """Serve the web inbox until Ctrl-C or SIGTERM; a bad setting is one line, exit code 2."""
     try:
-        from scope_tool_cli.inbox import InboxConfigError, serve_inbox
+        from scope_tool_cli.inbox import InboxAuth, InboxConfigError, serve_inbox
     except ImportError as error:
         raise CommandError(f"the web inbox is not available in this build ({error})") from None
+    try:  # refuse an unsafe setting before connecting anywhere
+        InboxAuth(
+            identity_header=args.identity_header,
+            token_secret=args.token_secret,
+            dev_loopback=args.dev_loopback,
+        ).check_bind(args.host)
+    except InboxConfigError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
     calls = await connect(ConnectionOptions.from_args(args))
 
     def listening(host: str, port: int) -> None:

@@ -38,6 +38,10 @@ __all__ = [
 _MAX_DEPTH = 8
 _LONG_TEXT = 200
 _SIMPLE_ITEM_TYPES = frozenset({"string", "integer", "number"})
+_KEPT_ON_RESOLVE = frozenset({"title", "description", "default"})
+"""Annotations of a wrapper (``$ref``, ``allOf``, ``anyOf`` with null) that win over the target's."""
+_IGNORABLE = frozenset({"$defs", "definitions", "$schema", "$id", "$comment", "examples"})
+"""Keywords that do not constrain the value, so a wrapper carrying them still resolves."""
 
 
 class FormKind(StrEnum):
@@ -222,9 +226,9 @@ class _SchemaReader:
         nullable = False
         current: Mapping[str, Any] = schema
         for _ in range(_MAX_DEPTH * 4):
-            outer = {k: v for k, v in current.items() if k in ("title", "description", "default")}
+            outer = {k: v for k, v in current.items() if k in _KEPT_ON_RESOLVE}
             ref = current.get("$ref")
-            if isinstance(ref, str) and len(current.keys() - {"$ref", *outer}) == 0:
+            if isinstance(ref, str) and not current.keys() - {"$ref", *outer, *_IGNORABLE}:
                 target = self._resolve(ref)
                 if target is None:
                     return current, nullable
@@ -235,7 +239,7 @@ class _SchemaReader:
                 isinstance(all_of, list)
                 and len(all_of) == 1
                 and isinstance(all_of[0], dict)
-                and len(current.keys() - {"allOf", *outer}) == 0
+                and not current.keys() - {"allOf", *outer, *_IGNORABLE}
             ):
                 current = {**all_of[0], **outer}
                 continue
@@ -247,7 +251,7 @@ class _SchemaReader:
                 if (
                     len(others) == 1
                     and isinstance(others[0], dict)
-                    and len(current.keys() - {keyword, *outer}) == 0
+                    and not current.keys() - {keyword, *outer, *_IGNORABLE}
                 ):
                     nullable = True
                     current = {**others[0], **outer}
@@ -368,8 +372,10 @@ def _text_field(schema: Mapping[str, Any], base: Mapping[str, Any]) -> FormField
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
         # HTML anchors its pattern at both ends; JSON Schema's matches anywhere.
-        anchored = pattern.startswith("^") and pattern.endswith("$")
-        attributes.append(("pattern", pattern if anchored else f".*(?:{pattern}).*"))
+        head = "" if pattern.startswith("^") else ".*"
+        tail = "" if pattern.endswith("$") and not pattern.endswith("\\$") else ".*"
+        html_pattern = pattern if not head and not tail else f"{head}(?:{pattern}){tail}"
+        attributes.append(("pattern", html_pattern))
     form_format = _string(schema.get("format"))
     default = schema.get("default")
     return FormField(

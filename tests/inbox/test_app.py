@@ -89,12 +89,14 @@ async def test_list_shows_waiting_calls_newest_first_with_prompt_and_deadline(
     first = listed["calls"][0]
     assert first["prompt"] == "Refund order 2?"
     assert first["response_schema"] == {"type": "boolean"}
-    assert first["deadline"] is not None and first["deadline"].endswith("Z")
+    assert first["deadline"] is not None
+    assert first["deadline"].endswith("Z")
     assert listed["calls"][1]["deadline"] is None
     page = await http.get("/", headers=_as("alice"))
     assert page.status_code == 200
     assert page.text.index("Refund order 2?") < page.text.index("Refund order 1?")
-    assert "in 2 h" in page.text and "alice" in page.text
+    assert "in 2 h" in page.text
+    assert "alice" in page.text
 
 
 async def test_form_answer_is_converted_sent_and_recorded_with_the_identity(
@@ -133,7 +135,8 @@ async def test_form_answer_is_converted_sent_and_recorded_with_the_identity(
     final = await calls.get(call_id).status()
     assert [answer.answered_by for answer in final.answers] == ["alice"]
     shown = await http.get(response.headers["location"], headers=_as("alice"))
-    assert "was accepted" in shown.text and "COMPLETED" in shown.text
+    assert "was accepted" in shown.text
+    assert "COMPLETED" in shown.text
 
 
 async def test_schema_refusal_is_shown_with_the_values_kept_and_the_call_unchanged(
@@ -156,11 +159,14 @@ async def test_schema_refusal_is_shown_with_the_values_kept_and_the_call_unchang
         },
     )
     assert response.status_code == 422
-    assert "refused" in response.text and "schema" in response.text
-    assert 'value="9000"' in response.text and 'value="too expensive"' in response.text
+    assert "refused" in response.text
+    assert "schema" in response.text
+    assert 'value="9000"' in response.text
+    assert 'value="too expensive"' in response.text
     assert "a\nb\nc\nd</textarea>" in response.text
     after = await calls.get(call_id).status()
-    assert after.phase is Phase.AWAITING_INPUT and after.answers == ()
+    assert after.phase is Phase.AWAITING_INPUT
+    assert after.answers == ()
     assert after.pending.request_id == status.pending.request_id
 
 
@@ -245,14 +251,16 @@ async def test_a_post_without_the_csrf_token_or_from_another_site_changes_nothin
         headers=_as("alice"),
         data={"_request_id": request_id, "_decision": "true"},
     )
-    assert no_token.status_code == 403 and "security token" in no_token.text
+    assert no_token.status_code == 403
+    assert "security token" in no_token.text
     page = await _form_page(http, call_id, "alice")
     cross_site = await http.post(
         f"/calls/{call_id}/answer",
         headers={**_as("alice"), "Origin": "https://evil.example"},
         data={"_csrf": _csrf(page), "_request_id": request_id, "_decision": "true"},
     )
-    assert cross_site.status_code == 403 and "another site" in cross_site.text
+    assert cross_site.status_code == 403
+    assert "another site" in cross_site.text
     # A token is bound to its person: bob cannot replay alice's.
     replay = await http.post(
         f"/calls/{call_id}/answer",
@@ -284,7 +292,8 @@ async def test_json_api_reads_and_answers_a_call(calls: ToolCalls, http: httpx.A
         json={"response": "blue", "request_id": shown["pending"]["request_id"]},
     )
     assert good.status_code == 200, good.text
-    assert good.json()["accepted"] is True and good.json()["answered_by"] == "carol"
+    assert good.json()["accepted"] is True
+    assert good.json()["answered_by"] == "carol"
     await wait_for_phase(calls.get(call_id), Phase.COMPLETED)
     done = (await http.get(f"/api/calls/{call_id}", headers=_as("carol"))).json()
     assert done["outcome"]["details"] == "blue"
@@ -299,9 +308,11 @@ async def test_json_api_reads_and_answers_a_call(calls: ToolCalls, http: httpx.A
 
 async def test_an_unknown_call_is_a_clear_404(http: httpx.AsyncClient) -> None:
     page = await http.get("/calls/no-such-call", headers=_as("alice"))
-    assert page.status_code == 404 and "no-such-call" in page.text
+    assert page.status_code == 404
+    assert "no-such-call" in page.text
     api = await http.get("/api/calls/no-such-call", headers=_as("alice"))
-    assert api.status_code == 404 and api.json()["reason"] == "not_found"
+    assert api.status_code == 404
+    assert api.json()["reason"] == "not_found"
 
 
 async def test_call_ids_with_slashes_and_spaces_work(
@@ -311,7 +322,8 @@ async def test_call_ids_with_slashes_and_spaces_work(
     status = await start_waiting(calls, call_id, "Odd id?", {"type": "boolean"})
     quoted = call_id.replace("/", "%2F").replace(" ", "%20")
     page = await http.get(f"/calls/{quoted}", headers=_as("alice"))
-    assert page.status_code == 200 and "Odd id?" in page.text
+    assert page.status_code == 200
+    assert "Odd id?" in page.text
     answered = await http.post(
         f"/calls/{quoted}/answer",
         headers=_as("alice"),

@@ -53,7 +53,7 @@ class ToolCallInput:
 
     call_id: str
     tool: str
-    arguments: str = ""
+    arguments: str | bytes = ""
     answer_timeout_seconds: float | None = None
     allowed_answerers: tuple[str, ...] = ()
     notify_url: str | None = None
@@ -91,7 +91,7 @@ class CallToolInput:
     call_id: str
     round: int
     tool: str
-    arguments: str = ""
+    arguments: str | bytes = ""
     input_request: bytes | None = None
     response: bytes | None = None
     contract_digest: str | None = None

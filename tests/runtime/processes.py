@@ -24,14 +24,18 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _log_text(log: Path) -> str:
+    return log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+
+
 async def _wait_for_text(log: Path, text: str, process: asyncio.subprocess.Process) -> None:
     for _ in range(600):
-        if log.exists() and text in log.read_text(encoding="utf-8", errors="replace"):
+        if text in _log_text(log):
             return
         if process.returncode is not None:
             break
         await asyncio.sleep(0.05)
-    content = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    content = _log_text(log)
     raise AssertionError(f"process never printed {text!r}; its output:\n{content}")
 
 
@@ -128,9 +132,11 @@ class ServerProcess:
                 *arguments, stdout=sink, stderr=sink
             )
         for _ in range(400):
-            with contextlib.suppress(OSError):
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2),
+            ):
+                return
             if self.process.returncode is not None:
                 break
             await asyncio.sleep(0.05)

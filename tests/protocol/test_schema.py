@@ -1,0 +1,349 @@
+"""CompiledSchema: parse errors, canonical bytes, 2020-12 semantics, exact numbers, both engines."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+import threading
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scope_tool._ijson import parse_ijson
+from scope_tool._schema import (
+    MAX_SCHEMA_BYTES,
+    CompiledSchema,
+    SchemaError,
+    SchemaValidationError,
+)
+from scope_tool._schema_exact import compile_exact, first_error, is_multiple
+
+
+def compiled(schema: object) -> CompiledSchema:
+    return CompiledSchema.parse(json.dumps(schema).encode())
+
+
+def rejection(schema: CompiledSchema, instance: bytes) -> str:
+    with pytest.raises(SchemaValidationError) as caught:
+        schema.validate(instance)
+    return str(caught.value)
+
+
+def padded(size: int) -> bytes:
+    head, tail = b'{"description":"', b'","type":"object"}'
+    return head + b"x" * (size - len(head) - len(tail)) + tail
+
+
+# --- parse -----------------------------------------------------------------------------------
+
+
+def test_max_schema_bytes_is_one_mebibyte():
+    assert MAX_SCHEMA_BYTES == 1 << 20
+
+
+@pytest.mark.parametrize(
+    ("document", "detail"),
+    [
+        (b"", "document is empty"),
+        (b'{"a":1,"a":2}', "document is not valid RFC 7493 JSON: duplicate object key"),
+        (b'{"type":"object"', "document is not valid RFC 7493 JSON"),
+        (b"   ", "document is not valid RFC 7493 JSON"),
+        (b'{"type":12}', "compile: /type: "),
+        (b'{"minLength":-1}', "compile: /minLength: "),
+        (b'{"pattern":"["}', "compile: /pattern: "),
+        (b"[]", "compile: a schema must be an object or a boolean, not an array"),
+        (b'"object"', "compile: a schema must be an object or a boolean"),
+        (b'{"$ref":"https://example.com/s.json"}', "remote references are never loaded"),
+        (b'{"$ref":"#/$defs/missing"}', 'compile: $ref "#/$defs/missing" cannot be resolved'),
+        (b'{"$schema":"https://example.com/mine"}', 'compile: unknown $schema "https://'),
+        (b'{"$schema":7}', "compile: $schema must be a string"),
+    ],
+)
+def test_parse_refuses_with_go_prefix_and_detail(document, detail):
+    with pytest.raises(SchemaError) as caught:
+        CompiledSchema.parse(document)
+    assert str(caught.value).startswith("jsonschema: invalid schema: ")
+    assert detail in str(caught.value)
+    assert caught.value.detail == str(caught.value).removeprefix("jsonschema: invalid schema: ")
+
+
+def test_size_limit_at_the_boundary():
+    exactly = padded(MAX_SCHEMA_BYTES)
+    assert len(exactly) == MAX_SCHEMA_BYTES
+    assert CompiledSchema.parse(exactly).canonical == exactly
+    with pytest.raises(
+        SchemaError, match=r"^jsonschema: invalid schema: document exceeds 1048576 bytes$"
+    ):
+        CompiledSchema.parse(padded(MAX_SCHEMA_BYTES + 1))
+
+
+def test_parse_requires_bytes():
+    with pytest.raises(TypeError, match="must be bytes"):
+        CompiledSchema.parse('{"type":"object"}')  # type: ignore[arg-type]
+
+
+def test_canonical_bytes_are_minified_and_sorted():
+    schema = CompiledSchema.parse(b'{ "type":"object", "b":1, "a":2 }')
+    assert schema.canonical == b'{"a":2,"b":1,"type":"object"}'
+    assert CompiledSchema.parse(schema.canonical) == schema
+    assert hash(CompiledSchema.parse(schema.canonical)) == hash(schema)
+
+
+def test_compiled_schema_is_immutable_and_picklable():
+    schema = compiled({"type": "integer"})
+    with pytest.raises(AttributeError, match="immutable"):
+        schema._canonical = b"{}"  # type: ignore[misc]
+    copy = pickle.loads(pickle.dumps(schema))
+    assert copy == schema
+    with pytest.raises(SchemaValidationError):
+        copy.validate(b'"x"')
+
+
+def test_boolean_schemas():
+    CompiledSchema.parse(b"true").validate(b'{"anything":1}')
+    assert "False schema" in rejection(CompiledSchema.parse(b"false"), b"1")
+
+
+def test_in_document_refs_and_anchors_resolve():
+    schema = compiled(
+        {
+            "$defs": {"name": {"type": "string"}, "node": {"$anchor": "n", "type": "integer"}},
+            "properties": {"a": {"$ref": "#/$defs/name"}, "b": {"$ref": "#n"}},
+        }
+    )
+    schema.validate(b'{"a":"x","b":1}')
+    assert rejection(schema, b'{"a":1}').startswith("jsonschema: validate value: /a: ")
+
+
+def test_recursive_refs_validate():
+    schema = compiled(
+        {"type": "object", "properties": {"child": {"$ref": "#"}}, "additionalProperties": False}
+    )
+    schema.validate(b'{"child":{"child":{}}}')
+    assert "/child/child" in rejection(schema, b'{"child":{"child":{"x":1}}}')
+
+
+def test_embedded_ids_resolve_without_fetching():
+    schema = compiled(
+        {
+            "$id": "https://example.com/root.json",
+            "$defs": {"item": {"$id": "item.json", "type": "string"}},
+            "items": {"$ref": "item.json"},
+        }
+    )
+    schema.validate(b'["a"]')
+    rejection(schema, b"[1]")
+
+
+def test_other_drafts_are_selected_by_schema_keyword():
+    draft7 = compiled(
+        {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}]}
+    )
+    draft7.validate(b'["x", 1]')  # draft-07 tuple items
+    rejection(draft7, b"[1]")
+    with pytest.raises(SchemaError):  # the same keyword is invalid in 2020-12
+        compiled({"items": [{"type": "string"}]})
+
+
+# --- validate ---------------------------------------------------------------------------------
+
+
+def test_invalid_json_instances_give_the_go_message():
+    schema = compiled({"type": "object"})
+    for instance in (b"", b"{", b'{"a":1,"a":2}', b'"\\ud800"', b"NaN", b"{} {}"):
+        assert rejection(schema, instance) == (
+            "jsonschema: value must be one valid RFC 7493 JSON document"
+        )
+
+
+def test_validation_message_has_pointer_and_reason():
+    schema = compiled(
+        {
+            "type": "object",
+            "properties": {"a/b": {"type": "object", "properties": {"c": {"type": "integer"}}}},
+            "required": ["a/b"],
+        }
+    )
+    assert rejection(schema, b'{"a/b":{"c":"x"}}').startswith(
+        "jsonschema: validate value: /a~1b/c: "
+    )
+    assert "integer" in rejection(schema, b'{"a/b":{"c":"x"}}')
+    assert rejection(schema, b"{}").startswith("jsonschema: validate value: (root): ")
+    assert "a/b" in rejection(schema, b"{}")
+
+
+def test_format_is_asserted():
+    cases = {
+        "email": ("a@example.com", "nope"),
+        "date-time": ("2024-01-02T03:04:05Z", "yesterday"),
+        "date": ("2024-02-29", "2023-02-29"),
+        "ipv4": ("192.0.2.1", "192.0.2"),
+        "uuid": ("123e4567-e89b-12d3-a456-426614174000", "123"),
+        "uri": ("https://example.com/x", "not a uri"),
+        "hostname": ("example.com", "-bad-.com"),
+    }
+    for name, (good, bad) in cases.items():
+        schema = compiled({"type": "string", "format": name})
+        schema.validate(json.dumps(good).encode())
+        assert "jsonschema: validate value" in rejection(schema, json.dumps(bad).encode()), name
+        # The exact engine means the same: a long decimal elsewhere sends the value there.
+        both = compiled({"properties": {"s": {"format": name}}})
+        with pytest.raises(SchemaValidationError):
+            both.validate(b'{"n":0.12345678901234567890,"s":' + json.dumps(bad).encode() + b"}")
+        both.validate(b'{"n":0.12345678901234567890,"s":' + json.dumps(good).encode() + b"}")
+
+
+def test_unknown_formats_are_ignored():
+    compiled({"format": "no-such-format"}).validate(b'"x"')
+
+
+@pytest.mark.parametrize(
+    ("schema", "valid", "invalid"),
+    [
+        (
+            b'{"type":"integer"}',
+            [b"1", b"1.0", b"-0", b"1e2", b"18446744073709551616", b"1e999"],
+            [b"1.5", b"1e-1", b'"1"', b"true"],
+        ),
+        (b'{"type":"number"}', [b"1", b"0.1", b"1e999"], [b'"1"', b"null", b"false"]),
+        (
+            b'{"maximum":18446744073709551615}',
+            [b"18446744073709551615", b"18446744073709551614.999999999999999"],
+            [b"18446744073709551616", b"18446744073709551615.0000000000000000001"],
+        ),
+        (
+            b'{"exclusiveMaximum":18446744073709551616}',
+            [b"18446744073709551615.9999999999999999999"],
+            [b"18446744073709551616"],
+        ),
+        (b'{"minimum":0.1}', [b"0.1", b"0.10000000000000000001"], [b"0.09999999999999999999"]),
+        (b'{"multipleOf":0.1}', [b"0.3", b"1e50", b"-7.7"], [b"0.35", b"1e-50"]),
+        (b'{"multipleOf":0.01}', [b"0.07", b"123456789012345678901234567890.01"], [b"0.075"]),
+        (
+            b'{"multipleOf":3}',
+            [b"9", b"1000000000000000000000000000002"],
+            [b"10", b"1000000000000000000000000000000"],
+        ),
+        (b'{"multipleOf":1e-30}', [b"1e-30", b"5"], [b"1e-31"]),
+        (b'{"const":1}', [b"1", b"1.0", b"1e0"], [b"true", b"1.0000000000000000001"]),
+        (b'{"enum":[1e400]}', [b"1e400", b"10e399"], [b"1e401"]),
+        (b'{"uniqueItems":true}', [b"[1,2]"], [b"[1,1.0]"]),
+    ],
+)
+def test_numbers_are_exact(schema, valid, invalid):
+    compiled_schema = CompiledSchema.parse(schema)
+    for instance in valid:
+        compiled_schema.validate(instance)
+        compiled_schema.validate_value(parse_ijson(instance))
+    for instance in invalid:
+        rejection(compiled_schema, instance)
+        with pytest.raises(SchemaValidationError):
+            compiled_schema.validate_value(parse_ijson(instance))
+
+
+def test_exact_numbers_from_a_schema_written_as_text():
+    schema = CompiledSchema.parse(b'{"maximum":0.1}')
+    schema.validate(b"0.1")
+    rejection(schema, b"0.10000000000000000001")
+
+
+def test_deeply_nested_instances_do_not_crash():
+    # Known limit: python-jsonschema recurses, so a schema that descends 5000 levels gets a
+    # clear refusal instead of a RecursionError (Go would accept this valid document).
+    recursive = compiled({"items": {"$ref": "#"}})
+    deep = b"[" * 5000 + b"]" * 5000
+    with pytest.raises(SchemaValidationError, match="value nests too deeply to validate"):
+        recursive.validate(deep)
+    recursive.validate(b"[" * 100 + b"]" * 100)
+    compiled({"type": "array"}).validate(deep)
+
+
+def test_validation_is_safe_from_threads():
+    schema = compiled({"type": "object", "properties": {"n": {"type": "integer"}}})
+    failures: list[BaseException] = []
+
+    def work(index: int) -> None:
+        try:
+            for _ in range(200):
+                schema.validate(f'{{"n":{index}}}'.encode())
+                with pytest.raises(SchemaValidationError):
+                    schema.validate(b'{"n":"x"}')
+        except BaseException as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+# --- the two engines agree ---------------------------------------------------------------------
+
+numbers = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.decimals(allow_nan=False, allow_infinity=False, places=None).filter(
+        lambda d: abs(d.adjusted()) < 40
+    ),
+)
+
+
+def lexeme(value: int | Decimal) -> str:
+    return str(value)  # Decimal's str is always a valid JSON number lexeme
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(
+    st.sampled_from(
+        ["maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum", "multipleOf", "const"]
+    ),
+    numbers,
+    numbers,
+)
+def test_fast_and_exact_engines_agree_with_exact_arithmetic(keyword, bound, value):
+    if keyword == "multipleOf" and bound <= 0:
+        bound = -bound or 1
+    schema_text = f'{{"{keyword}":{lexeme(bound)}}}'.encode()
+    instance = lexeme(value).encode()
+    schema = CompiledSchema.parse(schema_text)
+    exact_bound = parse_ijson(lexeme(bound).encode())
+    exact_value = parse_ijson(instance)
+    expected = {
+        "maximum": lambda: exact_value <= exact_bound,
+        "minimum": lambda: exact_value >= exact_bound,
+        "exclusiveMaximum": lambda: exact_value < exact_bound,
+        "exclusiveMinimum": lambda: exact_value > exact_bound,
+        "multipleOf": lambda: is_multiple(exact_value, exact_bound),
+        "const": lambda: exact_value == exact_bound,
+    }[keyword]()
+    try:
+        schema.validate(instance)
+        verdict = True
+    except SchemaValidationError:
+        verdict = False
+    assert verdict == expected
+    reference = compile_exact(parse_ijson(schema_text))
+    assert (first_error(reference, exact_value) is None) == expected
+
+
+def test_is_multiple_against_fractions():
+    from fractions import Fraction
+
+    rng = random.Random(5)
+    for _ in range(2000):
+        value = Decimal(rng.randint(-(10**12), 10**12)).scaleb(-rng.randint(0, 12))
+        divisor = Decimal(rng.randint(1, 10**4)).scaleb(-rng.randint(0, 6))
+        expected = (Fraction(value) / Fraction(divisor)).denominator == 1
+        assert is_multiple(value, divisor) == expected, (value, divisor)
+    assert is_multiple(Decimal("1e999999999"), 7) is False  # no huge allocation
+    assert is_multiple(Decimal("1e999999999"), 5) is True
+
+
+def test_the_fast_engine_is_used_only_where_numbers_are_exact():
+    assert compiled({"type": "object", "properties": {"a": {"maximum": 0.5}}})._rust is not None
+    assert CompiledSchema.parse(b'{"maximum":0.1}')._rust is None  # 0.1 is not a double
+    assert CompiledSchema.parse(b'{"maximum":18446744073709551616}')._rust is None

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scope_tool import (
     MAX_INPUT_BYTES,
@@ -401,3 +404,44 @@ def test_invocation_contract_and_binding_are_immutable_and_not_copyable():
         with pytest.raises(TypeError):
             pickle.dumps(value)
     assert isinstance(invocation.arguments, bytes)
+
+
+# --- arbitrary input: admitted byte-exact or refused with the one clear error ------------------
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def admit(contract: Contract, arguments: str | bytes) -> Invocation | InvalidInvocationError:
+    try:
+        return contract.prepare(Request(name="echo", arguments=arguments))
+    except InvalidInvocationError as refusal:
+        return refusal
+
+
+@settings(max_examples=300, deadline=None)
+@given(arguments=st.text(max_size=64) | st.binary(max_size=64))
+def test_any_text_is_admitted_exactly_or_refused_as_an_invalid_invocation(arguments):
+    outcome = admit(bind(RecordingTool()).contract, arguments)
+    if isinstance(outcome, InvalidInvocationError):
+        assert str(outcome).startswith("tool: invalid invocation: arguments: ")
+    else:
+        raw = arguments if isinstance(arguments, bytes) else arguments.encode("utf-8")
+        assert outcome.arguments in (raw, b"{}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=5))
+def test_every_json_object_is_admitted_byte_exact(value):
+    raw = json.dumps(value, ensure_ascii=False)
+    invocation = bind(RecordingTool()).contract.prepare(Request(name="echo", arguments=raw))
+    assert invocation.arguments == raw.encode("utf-8", "surrogatepass")

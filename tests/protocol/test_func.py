@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 import typing_extensions
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
 from scope_tool import (
@@ -550,3 +552,33 @@ def test_big_integers_are_python_ints():
     big = "1" + "0" * 400
     invocation = contract.prepare(Request(name="count", arguments=f'{{"count":{big}}}'))
     assert invocation.arguments == f'{{"count":{big}}}'.encode()
+
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=4)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=st.integers(), b=st.integers())
+async def test_any_two_integers_add_exactly(a, b):
+    result = await prepare_and_call(Func(add, name="add"), json.dumps({"a": a, "b": b}))
+    assert result.output.details == str(a + b).encode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.dictionaries(st.sampled_from(["a", "b", "c", "A"]), SCALARS, max_size=4))
+async def test_admission_matches_the_strict_decode(value):
+    contract = bind(Func(add, name="add")).contract
+    raw = json.dumps(value)
+    expected_ok = set(value) == {"a", "b"} and all(type(item) is int for item in value.values())
+    try:
+        contract.prepare(Request(name="add", arguments=raw))
+        admitted = True
+    except InvalidInvocationError:
+        admitted = False
+    assert admitted == expected_ok, raw

@@ -26,9 +26,9 @@ class CliRun:
     stderr: str
 
     def looks_clean(self) -> bool:
-        """A refusal a person can act on: no traceback, no "unexpected" defect line."""
+        """A refusal a person can act on: something said, no traceback, no "unexpected" defect."""
         text = self.stdout + self.stderr
-        return "Traceback" not in text and "unexpected " not in text and bool(self.stderr.strip())
+        return "Traceback" not in text and "unexpected " not in text and bool(text.strip())
 
 
 async def run_cli(

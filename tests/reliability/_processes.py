@@ -136,6 +136,7 @@ class AnswererProcess:
     def start(self) -> None:
         """Spawn the answerer; it reads the call ids from ``keys_file`` (one per line)."""
         self.started_at = time.monotonic()
+        log = self.log_file.open("ab")
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -153,11 +154,12 @@ class AnswererProcess:
                 str(self.deadline_seconds),
             ],
             stdout=subprocess.PIPE,
-            stderr=self.log_file.open("ab"),
+            stderr=log,
             stdin=subprocess.DEVNULL,
             env=python_environment(),
             start_new_session=True,
         )
+        log.close()
 
     def wait_report(self, *, timeout: float) -> dict[str, Any]:
         """Wait for the answerer to finish and parse the JSON report on its last stdout line."""

@@ -18,7 +18,7 @@ import json
 import os
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from scope_tool import (
     Definition,
@@ -129,12 +129,12 @@ class EchoInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str
-    times: int = 1
+    times: int = Field(default=1, ge=1, le=3)
 
 
 def echo(value: EchoInput) -> str:
-    """An effect-free typed tool: the target of most hostile arguments."""
-    return value.text * max(0, min(value.times, 3))
+    """An effect-free typed tool (1 to 3 repeats): the target of most hostile arguments."""
+    return value.text * value.times
 
 
 class _NoInput(BaseModel):

@@ -50,6 +50,7 @@ async def test_cli_refuses_hostile_calls(
     reliability_calls: ToolCalls,
 ) -> None:
     started: list[str] = []
+    violations: list[str] = []
     for name, arguments in CLI_REQUESTS:
         call_id = f"cli-hostile-{uuid.uuid4().hex[:12]}"
         run = await run_cli(
@@ -64,13 +65,16 @@ async def test_cli_refuses_hostile_calls(
             address=reliability_server.address,
             task_queue=tool_worker.task_queue,
         )
-        shown = f"{name!r} {str(arguments)[:80]!r}: exit {run.exit_code}, {run.stderr[-400:]!r}"
-        assert run.exit_code != 0, shown
-        assert run.looks_clean(), shown
+        shown = f"{name!r} {str(arguments)[:60]!r}: exit {run.exit_code}, {run.stderr[-300:]!r}"
+        if run.exit_code == 0 or not run.looks_clean():
+            violations.append(shown)
         if "started call" in run.stdout:
             started.append(call_id)
             outcome = await asyncio.wait_for(reliability_calls.get(call_id).result(), 60)
-            assert outcome.phase is Phase.INVALID, (shown, outcome)
+            if outcome.phase is not Phase.INVALID:
+                violations.append(f"{shown} ended {outcome.phase}")
+    print(f"CLI hostile calls: {len(CLI_REQUESTS)} tried, {len(violations)} mishandled")
+    assert violations == [], "\n".join(violations)
     assert await workflow_task_failures(reliability_calls.client, started) == ()
     assert tool_worker.alive
 
@@ -91,6 +95,7 @@ async def test_cli_refuses_hostile_answers(
         await asyncio.sleep(0.05)
     assert baseline.phase is Phase.AWAITING_INPUT
 
+    violations: list[str] = []
     for response in CLI_ANSWERS:
         run = await run_cli(
             "answer",
@@ -99,10 +104,11 @@ async def test_cli_refuses_hostile_answers(
             address=reliability_server.address,
             task_queue=tool_worker.task_queue,
         )
-        shown = f"{str(response)[:80]!r}: exit {run.exit_code}, {run.stderr[-400:]!r}"
-        assert run.exit_code != 0, shown
-        assert run.looks_clean(), shown
-        assert (await handle.status()) == baseline, shown
+        shown = f"{str(response)[:60]!r}: exit {run.exit_code}, {run.stderr[-300:]!r}"
+        if run.exit_code == 0 or not run.looks_clean():
+            violations.append(shown)
+        assert (await handle.status()) == baseline, f"the call changed after {shown}"
+    print(f"CLI hostile answers: {len(CLI_ANSWERS)} tried, {len(violations)} mishandled")
 
     # A well-formed answer through the same command still works afterwards.
     run = await run_cli(
@@ -116,3 +122,4 @@ async def test_cli_refuses_hostile_answers(
     assert (await asyncio.wait_for(handle.result(), 60)).phase is Phase.COMPLETED
     assert await workflow_task_failures(reliability_calls.client, [call_id]) == ()
     assert tool_worker.alive
+    assert violations == [], "\n".join(violations)

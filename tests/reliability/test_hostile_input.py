@@ -63,6 +63,7 @@ async def test_hostile_requests_are_refused(
     )
     print(f"hostile requests: {tally.total} tried: {dict(tally.counts)}")
     assert tally.total >= len(EXPLICIT_REQUESTS)
+    assert tally.violations == [], tally.report()
     assert await workflow_task_failures(reliability_calls.client, tally.call_ids) == ()
     assert tool_worker.alive, tool_worker.log_text()[-3000:]
     assert "Traceback" not in tool_worker.log_text()
@@ -84,6 +85,7 @@ async def test_hostile_answers_are_refused_and_change_nothing(
         explicit=explicit_answers(handle.call_id),
     )
     print(f"hostile answers: {tally.total} tried: {dict(tally.counts)}")
+    assert tally.violations == [], tally.report()
 
     # After all that, the call still takes its one real answer and does its effect once.
     receipt = await handle.answer({"approve": True, "key": handle.call_id}, answered_by="tester")

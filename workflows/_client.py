@@ -18,6 +18,7 @@ from typing import Any
 
 from temporalio.client import (
     Client,
+    WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowQueryFailedError,
@@ -233,15 +234,43 @@ class ToolCallHandle:
         """The underlying Temporal handle (history, describe...)."""
         return self._handle
 
-    async def status(self) -> CallStatus:
-        """The call's current snapshot (query ``status``; also answers for finished calls)."""
+    async def status(self, *, wait_for_worker: timedelta = timedelta(seconds=10)) -> CallStatus:
+        """The call's current snapshot (query ``status``).
+
+        A query is answered by a worker. For a finished call with no worker polling, the
+        snapshot is rebuilt from the recorded outcome after ``wait_for_worker`` (phase,
+        rounds and outcome; answers then come back empty).
+
+        Raises:
+            CallNotFoundError: no such call.
+            ToolCallsError: the call still runs and no worker answered within
+                ``wait_for_worker``.
+        """
         try:
-            status: CallStatus = await self._handle.query(STATUS, result_type=CallStatus)
+            status: CallStatus = await self._handle.query(
+                STATUS, result_type=CallStatus, rpc_timeout=wait_for_worker
+            )
             return status
         except RPCError as err:
-            raise self._translate(err) from err
+            if err.status == RPCStatusCode.NOT_FOUND:
+                raise self._translate(err) from err
+            unanswered = err
         except WorkflowQueryFailedError as err:
             raise ToolCallsError(f"status of call {self._call_id!r} failed: {err}") from err
+        description = await self._handle.describe()
+        if description.status in (None, WorkflowExecutionStatus.RUNNING):
+            raise ToolCallsError(
+                f"status of call {self._call_id!r} needs a worker on task queue"
+                f" {description.task_queue!r} and none answered: {unanswered.message}"
+            ) from unanswered
+        outcome = await self.result()
+        return CallStatus(
+            call_id=self._call_id,
+            tool=description.typed_search_attributes.get(TOOL_KEY) or "",
+            phase=outcome.phase,
+            round=outcome.rounds,
+            outcome=outcome,
+        )
 
     async def answer(
         self,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from runtime.example_tools import CHANGED_REGISTRY, ledger_lines
 from runtime.waiting import wait_for_phase, wait_until_async
 from scope_tool import Request
 from workers import build_worker
-from workflows import CallNotFoundError, Phase, ToolCalls
+from workflows import CallNotFoundError, Phase, ToolCalls, ToolCallsError
 
 
 async def test_second_start_attaches_to_the_running_call(
@@ -150,3 +151,39 @@ async def test_changed_contract_refuses_to_reenter(
 
 def _pairs(attributes: Any) -> list[tuple[Any, Any]]:
     return [(pair.key, pair.value) for pair in attributes]
+
+
+async def test_status_of_a_finished_call_with_no_worker(
+    calls: ToolCalls, temporal_client: Any, task_queue: str
+) -> None:
+    from runtime.example_tools import REGISTRY
+
+    async with build_worker(temporal_client, REGISTRY, task_queue=task_queue):
+        handle = await calls.start(
+            Request(name="echo", arguments='{"text":"late"}'), call_id=f"nowk-{uuid.uuid4()}"
+        )
+        outcome = await handle.result()
+    status = await handle.status(wait_for_worker=timedelta(seconds=1))
+    assert status.phase is Phase.COMPLETED
+    assert status.tool == "echo"
+    assert status.outcome == outcome
+
+
+async def test_status_of_a_running_call_with_no_worker_says_so(
+    calls: ToolCalls, task_queue: str
+) -> None:
+    handle = await calls.start(
+        Request(name="echo", arguments='{"text":"x"}'), call_id=f"nowk2-{uuid.uuid4()}"
+    )
+    with pytest.raises(ToolCallsError, match=f"needs a worker on task queue '{task_queue}'"):
+        await handle.status(wait_for_worker=timedelta(seconds=1))
+    await handle.workflow_handle.terminate()
+
+
+async def test_arguments_that_are_not_utf8_are_invalid(calls: ToolCalls, worker: Any) -> None:
+    handle = await calls.start(
+        Request(name="echo", arguments=b'{"text":"\xff"}'), call_id=f"utf8-{uuid.uuid4()}"
+    )
+    outcome = await handle.result()
+    assert outcome.phase is Phase.INVALID
+    assert "one valid RFC 7493 JSON document" in outcome.message

@@ -29,6 +29,8 @@ def run_worker(args: argparse.Namespace) -> int:
             f"--tools must be module:attribute (e.g. workers.examples:registry), got {args.tools!r}",
             exit_code=EXIT_USAGE,
         )
+    if os.getcwd() not in sys.path:  # `python -m workers` will import from here too
+        sys.path.insert(0, os.getcwd())
     try:
         found = importlib.util.find_spec(module)
     except (ImportError, ValueError):

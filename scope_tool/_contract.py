@@ -278,6 +278,8 @@ def _check_request(request: Request) -> None:
 
 def _argument_bytes(arguments: str | bytes) -> bytes:
     """Encode the arguments byte-exact; blank (Go's Unicode white space) becomes ``{}``."""
+    if isinstance(arguments, str) and arguments.startswith("{"):
+        return arguments.encode("utf-8", "surrogatepass")  # the common case, never blank
     if is_blank(arguments):
         return b"{}"
     if isinstance(arguments, bytes):

@@ -43,9 +43,9 @@ class Invocation:
     ) -> Invocation:
         """Mint an invocation; only the contract module calls this."""
         invocation = object.__new__(cls)
-        object.__setattr__(invocation, "_owner", owner)
-        object.__setattr__(invocation, "_arguments", arguments)
-        object.__setattr__(invocation, "_continuation", continuation)
+        _set_owner(invocation, owner)
+        _set_arguments(invocation, arguments)
+        _set_continuation(invocation, continuation)
         return invocation
 
     @property
@@ -71,3 +71,10 @@ class Invocation:
     def __repr__(self) -> str:
         resumed = "" if self._continuation is None else ", continuation=..."
         return f"Invocation(arguments={self._arguments!r}{resumed})"
+
+
+# The slots' own setters: they bypass the immutability guard without a per-call attribute lookup
+# (prepare mints one invocation per admitted request).
+_set_owner = Invocation.__dict__["_owner"].__set__
+_set_arguments = Invocation.__dict__["_arguments"].__set__
+_set_continuation = Invocation.__dict__["_continuation"].__set__

@@ -187,3 +187,14 @@ async def test_arguments_that_are_not_utf8_are_invalid(calls: ToolCalls, worker:
     outcome = await handle.result()
     assert outcome.phase is Phase.INVALID
     assert "one valid RFC 7493 JSON document" in outcome.message
+
+
+async def test_connect_uses_the_scope_tool_converter(
+    temporal_address: str, task_queue: str, worker: Any
+) -> None:
+    connected = await ToolCalls.connect(temporal_address, task_queue=task_queue)
+    assert connected.task_queue == task_queue
+    handle = await connected.start(
+        Request(name="echo", arguments='{"text":"via connect"}'), call_id=f"conn-{uuid.uuid4()}"
+    )
+    assert (await handle.result()).output.text() == "echo: via connect"

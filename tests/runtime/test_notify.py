@@ -105,3 +105,20 @@ async def test_a_dead_webhook_changes_nothing(
     assert [error.split(":")[0] for error in status.notify_errors] == ["awaiting_input", "finished"]
     assert "Connection refused" in status.notify_errors[0] or "refused" in status.notify_errors[0]
     assert ledger_lines(ledger) == ["plan"]
+
+
+async def test_a_cancelled_call_still_notifies_its_end(
+    calls: ToolCalls, worker: Any, receiver: _Receiver, tmp_path: Path
+) -> None:
+    request = Request(
+        name="deploy_plan",
+        arguments=json.dumps({"ledger": str(tmp_path / "ledger"), "service": "web"}),
+    )
+    handle = await calls.start(request, call_id=f"hookc-{uuid.uuid4()}", notify_url=receiver.url)
+    await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    await handle.cancel()
+    assert (await handle.result()).phase is Phase.CANCELLED
+    assert [(n["event"], n["phase"]) for n in receiver.notices] == [
+        ("awaiting_input", "AWAITING_INPUT"),
+        ("finished", "CANCELLED"),
+    ]

@@ -1,0 +1,114 @@
+"""The baseline side of every benchmark: bare Temporal workflows driven by a plain client."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from bare_workflows import ApprovalCall, BareApprovalWorkflow, BareEchoWorkflow, EchoCall
+from bench_functions import approval_outcome, echo_text
+from temporalio.client import Client, WorkflowHandle
+from worker_process import WorkerProcess
+
+__all__ = ["BareParkedCall", "BareSide"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BareParkedCall:
+    """A started ``bare.Approval`` workflow and the text it was started with."""
+
+    call_id: str
+    text: str
+    handle: WorkflowHandle[BareApprovalWorkflow, str]
+
+
+class BareSide:
+    """Drives ``bare_workflows`` on its own task queue, served by one ``bare_worker`` process."""
+
+    name = "baseline"
+
+    def __init__(
+        self, *, client: Client, task_queue: str, worker: WorkerProcess, progress_file: Path | None
+    ) -> None:
+        self.client = client
+        self.task_queue = task_queue
+        self.worker = worker
+        self._progress_file = progress_file
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        client: Client,
+        address: str,
+        namespace: str,
+        task_queue: str,
+        log_dir: Path,
+        track_progress: bool = False,
+    ) -> BareSide:
+        """A side whose worker is not started yet.
+
+        ``track_progress`` adds the worker's started-workflows counter; only the parked-calls
+        benchmark needs it, so the timed benchmarks run the worker without any interceptor.
+        """
+        progress_file = log_dir / f"{task_queue}.progress" if track_progress else None
+        progress_arguments = ("--progress-file", str(progress_file)) if progress_file else ()
+        worker = WorkerProcess.python_module(
+            "bare_worker",
+            "--address",
+            address,
+            "--namespace",
+            namespace,
+            "--task-queue",
+            task_queue,
+            *progress_arguments,
+            name=f"bare-{task_queue}",
+            log_dir=log_dir,
+        )
+        return cls(client=client, task_queue=task_queue, worker=worker, progress_file=progress_file)
+
+    async def echo(self, call_id: str, text: str) -> None:
+        """One completing call, start to result; raises if the result is not the echo."""
+        result = await self.client.execute_workflow(
+            BareEchoWorkflow.run, EchoCall(text=text), id=call_id, task_queue=self.task_queue
+        )
+        if result != echo_text(text):
+            raise AssertionError(f"bare.Echo {call_id}: expected {text!r}, got {result!r}")
+
+    async def park(self, call_id: str, text: str) -> BareParkedCall:
+        """Start a call that waits for an answer; returns once the server accepted the start."""
+        handle = await self.client.start_workflow(
+            BareApprovalWorkflow.run,
+            ApprovalCall(text=text),
+            id=call_id,
+            task_queue=self.task_queue,
+        )
+        return BareParkedCall(call_id=call_id, text=text, handle=handle)
+
+    async def wait_parked(self, parked: BareParkedCall) -> None:
+        """Poll until the workflow's first task ran and it is waiting for the answer."""
+        # A query is the only way to see inside a bare workflow; polling it is the point.
+        while True:
+            if await parked.handle.query(BareApprovalWorkflow.waiting):
+                return
+            await asyncio.sleep(0.005)
+
+    async def answer_and_finish(self, parked: BareParkedCall, *, approved: bool) -> None:
+        """Answer by update and wait for the result; raises if the result is wrong."""
+        await parked.handle.execute_update(BareApprovalWorkflow.answer, approved)
+        result = await parked.handle.result()
+        expected = approval_outcome(parked.text, approved=approved)
+        if result != expected:
+            raise AssertionError(
+                f"bare.Approval {parked.call_id}: expected {expected!r}, got {result!r}"
+            )
+
+    async def count_started(self) -> int:
+        """How many distinct workflows the worker has started executing (its progress file)."""
+        if self._progress_file is None:
+            raise RuntimeError("this baseline worker writes no progress file")
+        try:
+            return int(self._progress_file.read_text() or 0)
+        except FileNotFoundError:
+            return 0

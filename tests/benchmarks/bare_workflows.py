@@ -1,0 +1,111 @@
+"""The baseline: bare Temporal workflows doing the same work as the engine, with Temporal defaults.
+
+Each benchmark compares the engine against the smallest honest Temporal program that does the same
+job, so a ratio near 1.0 means scope-tool adds little over Temporal itself:
+
+- ``bare.Echo`` runs the tool function as one activity (``execute_activity`` with only a
+  ``start_to_close_timeout``, every other option Temporal's default).
+- ``bare.Approval`` waits on an update ``answer`` (validated: one answer only) and then runs one
+  activity with the person's decision, the human-in-the-loop shape without any protocol checks.
+
+Inputs and results are plain dataclasses and strings through Temporal's default data converter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from temporalio import activity, workflow
+
+with workflow.unsafe.imports_passed_through():
+    from bench_functions import approval_outcome, echo_text
+
+__all__ = [
+    "ACTIVITY_TIMEOUT",
+    "ApprovalCall",
+    "ApprovalDecision",
+    "BareApprovalWorkflow",
+    "BareEchoWorkflow",
+    "EchoCall",
+    "echo_activity",
+    "finish_approval_activity",
+]
+
+ACTIVITY_TIMEOUT = timedelta(seconds=60)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EchoCall:
+    """Input of ``bare.Echo`` and its activity."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalCall:
+    """Input of ``bare.Approval``: the text a person approves or declines."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalDecision:
+    """Input of the activity that runs after the answer arrives."""
+
+    text: str
+    approved: bool
+
+
+@activity.defn(name="bare.echo")
+async def echo_activity(call: EchoCall) -> str:
+    """Run the tool function once; the baseline twin of the engine's ``echo`` tool."""
+    return echo_text(call.text)
+
+
+@activity.defn(name="bare.finish_approval")
+async def finish_approval_activity(decision: ApprovalDecision) -> str:
+    """Run the tool function with the person's answer; the twin of the engine's second round."""
+    return approval_outcome(decision.text, approved=decision.approved)
+
+
+@workflow.defn(name="bare.Echo")
+class BareEchoWorkflow:
+    """One activity, Temporal's defaults: the floor for a completing call."""
+
+    @workflow.run
+    async def run(self, call: EchoCall) -> str:
+        return await workflow.execute_activity(
+            echo_activity, call, start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+
+
+@workflow.defn(name="bare.Approval")
+class BareApprovalWorkflow:
+    """Wait for one answer by update, then run one activity: the floor for a round trip."""
+
+    def __init__(self) -> None:
+        self._approved: bool | None = None
+
+    @workflow.run
+    async def run(self, call: ApprovalCall) -> str:
+        await workflow.wait_condition(lambda: self._approved is not None)
+        assert self._approved is not None
+        return await workflow.execute_activity(
+            finish_approval_activity,
+            ApprovalDecision(text=call.text, approved=self._approved),
+            start_to_close_timeout=ACTIVITY_TIMEOUT,
+        )
+
+    @workflow.update(name="answer")
+    def answer(self, approved: bool) -> None:
+        self._approved = approved
+
+    @answer.validator
+    def _refuse_second_answer(self, approved: bool) -> None:
+        if self._approved is not None:
+            raise ValueError("bare.Approval: already answered")
+
+    @workflow.query(name="waiting")
+    def waiting(self) -> bool:
+        return self._approved is None

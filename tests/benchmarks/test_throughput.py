@@ -1,0 +1,65 @@
+"""Benchmark 3: completed calls per second with 100 calls in flight, one worker process per side.
+
+Each side runs batches of ``echo`` calls with 100 lanes in flight (a lane starts its next call as
+soon as its previous one returned its result). Rounds alternate engine/baseline in the order
+E B B E E B after a warm-up batch each, and each side's figure is the median of its rounds.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+from bench_report import Figure, GoalKind
+from bench_runs import run_lanes, run_token
+
+CONCURRENCY = 100
+ROUND_ORDER = (0, 1, 1, 0, 0, 1)  # index into (engine, baseline)
+
+
+@pytest.mark.timeout(1800)
+async def test_throughput_with_100_in_flight(bench_sides, bench_settings, bench_report, check_goal):
+    sides = (bench_sides.engine, bench_sides.bare)
+    batch = max(2 * CONCURRENCY, 5 * bench_settings.sequential_calls)
+    token = run_token()
+
+    async def run_batch(side, label: str, count: int) -> float:
+        async def one_call(index: int) -> None:
+            await side.echo(f"throughput-{token}-{side.name}-{label}-{index}", f"load {index}")
+
+        elapsed = await side.worker.watch(
+            run_lanes(count, concurrency=CONCURRENCY, operation=one_call), within=600
+        )
+        return count / elapsed
+
+    for side in sides:
+        await run_batch(side, "warm-up", 2 * CONCURRENCY)
+
+    rounds: dict[str, list[float]] = {side.name: [] for side in sides}
+    for round_number, side_index in enumerate(ROUND_ORDER):
+        side = sides[side_index]
+        rounds[side.name].append(await run_batch(side, f"round{round_number}", batch))
+
+    engine = statistics.median(rounds["engine"])
+    baseline = statistics.median(rounds["baseline"])
+    rendered = {
+        name: ", ".join(f"{value:.0f}" for value in values) for name, values in rounds.items()
+    }
+    figure = bench_report.record(
+        Figure(
+            benchmark="3 throughput",
+            metric="calls/s, 100 in flight",
+            unit="/s",
+            engine=engine,
+            baseline=baseline,
+            goal=GoalKind.RATIO_AT_LEAST,
+            bound=0.9,
+            note=(
+                f"median of 3 rounds of {batch} calls; engine rounds {rendered['engine']}, "
+                f"baseline rounds {rendered['baseline']}"
+            ),
+        )
+    )
+    assert engine > 0
+    assert baseline > 0
+    check_goal(figure)

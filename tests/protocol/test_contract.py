@@ -19,6 +19,7 @@ from scope_tool import (
     InputRequest,
     InputValidationPanicError,
     InvalidInvocationError,
+    InvalidRequestError,
     InvalidToolError,
     Invocation,
     Output,
@@ -182,6 +183,24 @@ def test_prepare_refuses_a_name_mismatch_exactly():
     assert str(caught.value) == (
         'tool: invalid invocation: call name "Echo" does not match bound tool "echo"'
     )
+
+
+def test_prepare_applies_the_requests_own_validation_first():
+    contract = bind(RecordingTool()).contract
+    with pytest.raises(InvalidInvocationError) as caught:
+        contract.prepare(Request(name="", arguments="not even json"))
+    assert str(caught.value) == (
+        "tool: invalid invocation: tool: invalid request: name must not be empty"
+    )
+    assert isinstance(caught.value.__cause__, InvalidRequestError)
+
+
+def test_bytes_arguments_are_admitted_like_text():
+    contract = bind(RecordingTool()).contract
+    assert contract.prepare(Request(name="echo", arguments=b'{"a":1}')).arguments == b'{"a":1}'
+    assert contract.prepare(Request(name="echo", arguments=b" \n")).arguments == b"{}"
+    with pytest.raises(InvalidInvocationError, match="RFC 7493"):
+        contract.prepare(Request(name="echo", arguments=b'{"a":"\xff"}'))
 
 
 def test_prepare_refuses_things_that_are_not_requests():

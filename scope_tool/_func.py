@@ -120,7 +120,10 @@ class Func:
     """A tool made from a typed ``def`` or ``async def`` that takes one argument.
 
     Synchronous functions run in a worker thread (:func:`asyncio.to_thread`) so they never
-    block the event loop; context variables are copied into that thread. A ``str`` result
+    block the event loop; context variables are copied into that thread. Cancellation requested
+    before the call skips the function. Once dispatched, the function owns the outcome: an
+    ``async def`` sees the cancellation at its next ``await`` and may handle it, while a thread
+    cannot be interrupted, so it runs to its end and a cancellation meanwhile discards its result. A ``str`` result
     (including ``str`` subclasses such as ``StrEnum``) becomes a text output, ``""`` the empty
     output; anything else becomes JSON details encoded by pydantic (``5`` gives details ``5``).
     Exceptions raised by the function propagate unchanged.

@@ -106,10 +106,13 @@ def _make_decoder(number: Any, integer: Any) -> json.JSONDecoder:
     )
 
 
-_VALUE_DECODER: Final = _make_decoder(JSONDecimal, _exact_int)
+# int is C-fast but refuses more than sys.get_int_max_str_digits() digits: the exact decoders
+# take over then (see _with_long_integers).
+_VALUE_DECODER: Final = _make_decoder(JSONDecimal, None)
+_EXACT_VALUE_DECODER: Final = _make_decoder(JSONDecimal, _exact_int)
 # check_ijson discards the value, so C-speed float/int conversion is enough (1e999 -> inf is
 # harmless); only int's digit limit needs the exact decoder as a fallback.
-_CHECK_DECODER: Final = _make_decoder(float, int)
+_CHECK_DECODER: Final = _make_decoder(float, None)
 _LEXEME_DECODER: Final = _make_decoder(_Lexeme, _Lexeme)
 
 _JSON_WS: Final = re.compile(r"[ \t\n\r]*")
@@ -118,7 +121,6 @@ _SURROGATE_CHAR: Final = re.compile("[\ud800-\udfff]")
 _STRING_BYTES: Final = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKET: Final = bytes(b for b in range(256) if b not in b"[]{}")
 _SQUARE: Final = bytes.maketrans(b"{}", b"[]")
-_BOM: Final = b"\xef\xbb\xbf"
 
 
 def _byte_offset(text: str, index: int) -> int:
@@ -141,41 +143,52 @@ def nested_deeper_than(data: bytes, limit: int) -> bool:
     return b"[]" in brackets
 
 
-def _decode_text(data: bytes) -> str:
-    if not isinstance(data, bytes | bytearray | memoryview):
-        raise TypeError(f"JSON text must be bytes, not {type(data).__name__}")
-    raw = bytes(data)
-    if raw.startswith(_BOM):
-        raise IJSONError("byte order mark at byte 0 is not allowed")
+def _decode_text(data: bytes) -> tuple[bytes, str]:
+    if type(data) is not bytes:
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"JSON text must be bytes, not {type(data).__name__}")
+        data = bytes(data)
     try:
-        return raw.decode("utf-8")
+        return data, data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise IJSONError(f"invalid UTF-8 at byte {exc.start}") from None
 
 
 def _parse(data: bytes, decoder: json.JSONDecoder) -> Any:
-    text = _decode_text(data)
-    start = _JSON_WS.match(text, 0).end()  # type: ignore[union-attr]
-    if start == len(text):
-        raise IJSONError("document is empty" if not text else "document holds only whitespace")
-    raw = bytes(data)
-    if len(raw) < 2 * _FAST_DEPTH or not nested_deeper_than(raw, _FAST_DEPTH):
+    # The common case (a small object or array, no surrounding whitespace) runs a handful of
+    # C calls; every rarer case takes the longer road below it.
+    raw, text = _decode_text(data)
+    size = len(text)
+    start = 0 if size and text[0] not in _WS_CHARS else _skip_ws(text, 0)
+    if start == size:
+        raise IJSONError("document is empty" if not size else "document holds only whitespace")
+    if size < 2 * _FAST_DEPTH or not nested_deeper_than(raw, _FAST_DEPTH):
         try:
-            value, end = decoder.raw_decode(text, start)
+            value, end = decoder.scan_once(text, start)  # type: ignore[attr-defined]
+        except StopIteration as stop:
+            raise _syntax_error(text, stop.value, "Expecting value") from None
         except json.JSONDecodeError as exc:
-            raise IJSONError(
-                f"invalid JSON at byte {_byte_offset(text, exc.pos)}: {exc.msg}"
-            ) from None
+            raise _syntax_error(text, exc.pos, exc.msg) from None
         except RecursionError:
             value, end = _parse_iteratively(text, start, decoder)
     else:
         value, end = _parse_iteratively(text, start, decoder)
-    end = _JSON_WS.match(text, end).end()  # type: ignore[union-attr]
-    if end != len(text):
-        raise IJSONError(f"trailing data after the document at byte {_byte_offset(text, end)}")
-    if _SURROGATE_ESCAPE.search(raw) is not None:
+    if end != size:
+        end = _skip_ws(text, end)
+        if end != size:
+            raise IJSONError(f"trailing data after the document at byte {_byte_offset(text, end)}")
+    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None:
         _refuse_lone_surrogates(value)
     return value
+
+
+_WS_CHARS: Final = frozenset(" \t\n\r")
+
+
+def _syntax_error(text: str, position: int, reason: str) -> IJSONError:
+    if position == 0 and text.startswith("\ufeff"):
+        return IJSONError("byte order mark at byte 0 is not allowed")
+    return IJSONError(f"invalid JSON at byte {_byte_offset(text, position)}: {reason}")
 
 
 def _refuse_lone_surrogates(value: Any) -> None:
@@ -325,13 +338,18 @@ def check_ijson(data: bytes) -> None:
             surrogate, trailing data, or nests deeper than :data:`MAX_DEPTH`.
         TypeError: ``data`` is not bytes.
     """
+    _with_long_integers(data, _CHECK_DECODER)
+
+
+def _with_long_integers(data: bytes, decoder: json.JSONDecoder) -> Any:
+    """``_parse`` with a C-fast decoder, redone exactly if an integer is too long for int()."""
     try:
-        _parse(data, _CHECK_DECODER)
+        return _parse(data, decoder)
     except IJSONError:
         raise
     except ValueError:
-        # int() refused an integer longer than Python's digit limit: decode exactly instead.
-        _parse(data, _VALUE_DECODER)
+        # int() refused more digits than Python's limit; only the exact decoder keeps them.
+        return _parse(data, _EXACT_VALUE_DECODER)
 
 
 def parse_ijson(data: bytes) -> Any:
@@ -342,7 +360,7 @@ def parse_ijson(data: bytes) -> Any:
     :class:`JSONDecimal` (a ``Decimal``), never ``float``, so schema validation compares
     numbers exactly as Go does.
     """
-    return _parse(data, _VALUE_DECODER)
+    return _with_long_integers(data, _VALUE_DECODER)
 
 
 def raw_object_members(data: bytes) -> dict[str, bytes]:
@@ -356,7 +374,7 @@ def raw_object_members(data: bytes) -> dict[str, bytes]:
     Raises:
         IJSONError: ``data`` is not one I-JSON document, or not an object.
     """
-    value = _parse(data, _VALUE_DECODER)
+    value = _with_long_integers(data, _VALUE_DECODER)
     if not isinstance(value, dict):
         raise IJSONError(f"document must be a JSON object, not {_kind_of(value)}")
     text = bytes(data).decode("utf-8")

@@ -1,14 +1,16 @@
 """The answering side of the load scenarios, run as its own process.
 
 ``python -m reliability._answerer --address A --task-queue Q --keys-file F`` reads call ids
-(one per line), waits for each call to ask, answers it through the client facade, and prints
-one JSON report on its last stdout line. It is a separate process on purpose: answers must
-reach the right call through Temporal alone, not through shared memory with the starter.
+(one per line), finds the calls that wait for input the way an operator's inbox does (the
+``ScopeToolPhase`` search attribute, through ``ToolCalls.list``), answers each through the
+client facade, and prints one JSON report on its last stdout line. It is a separate process on
+purpose: answers must reach the right call through Temporal alone, not through shared memory
+with the starter. It never polls a call's status query, so the workers only see real work.
 
-It keeps going through outages: while the dev server is SIGKILLed and restarted, RPCs fail
-and are retried with backoff. An answer whose reply was lost in the outage is sent again
-with the same request id; the engine must then accept it once and report the repeat as a
-duplicate, which the report counts.
+Every answer names its question (``{call_id}/r1``), so it is idempotent. The answerer keeps
+going through outages: while the dev server is SIGKILLed and restarted, RPCs fail and are
+retried. An answer whose reply was lost in the outage is sent again with the same request id;
+the engine must accept it once (the repeat is reported, not re-applied).
 """
 
 from __future__ import annotations
@@ -25,64 +27,68 @@ from pathlib import Path
 from workflows import Phase, ToolCalls
 from workflows.errors import AnswerRejectedError
 
-_MAX_BACKOFF = 2.0
+_SCAN_INTERVAL = 0.3
+_LIST_LIMIT = 5_000
 
 
-async def _answer_one(
-    calls: ToolCalls,
-    call_id: str,
-    *,
-    deadline: float,
-    tally: Counter[str],
-    latencies: list[float],
-) -> None:
-    handle = calls.get(call_id)
-    backoff = 0.05
-    answered_round = 0
-    while time.monotonic() < deadline:
+class _Answerer:
+    def __init__(self, calls: ToolCalls, keys: list[str], *, concurrency: int) -> None:
+        self.calls = calls
+        self.waiting_for = set(keys)
+        self.in_flight: set[str] = set()
+        self.tally: Counter[str] = Counter()
+        self.latencies: list[float] = []
+        self.gate = asyncio.Semaphore(concurrency)
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def answer(self, call_id: str) -> None:
         try:
-            status = await handle.status()
-        except Exception:  # transport errors while the server restarts: retry
-            tally["status_errors"] += 1
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, _MAX_BACKOFF)
-            continue
-        if status.phase.is_terminal:
-            tally[f"seen_{status.phase.value.lower()}"] += 1
-            return
-        pending = status.pending
-        if status.phase is not Phase.AWAITING_INPUT or pending is None:
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 1.5, _MAX_BACKOFF)
-            continue
-        if status.round <= answered_round:
-            # our answer to this round was accepted; the call has not moved on yet
-            await asyncio.sleep(backoff)
-            continue
-        asked_at = time.monotonic()
-        try:
-            receipt = await handle.answer(
-                {"approve": True, "key": call_id},
-                request_id=pending.request_id,
-                answered_by=f"answerer-{os.getpid()}",
-            )
+            async with self.gate:
+                started = time.monotonic()
+                receipt = await self.calls.get(call_id).answer(
+                    {"approve": True, "key": call_id},
+                    request_id=f"{call_id}/r1",
+                    answered_by=f"answerer-{os.getpid()}",
+                )
+            self.latencies.append(time.monotonic() - started)
+            self.tally["answered"] += 1
+            if receipt.duplicate:
+                self.tally["duplicate_receipts"] += 1
+            self.waiting_for.discard(call_id)
         except AnswerRejectedError as error:
-            tally["rejected"] += 1
-            tally[f"rejected_{error.reason}"] += 1
-            await asyncio.sleep(backoff)
-            continue
-        except Exception:
-            tally["answer_errors"] += 1
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, _MAX_BACKOFF)
-            continue
-        latencies.append(time.monotonic() - asked_at)
-        answered_round = status.round
-        tally["answered"] += 1
-        if getattr(receipt, "duplicate", False):
-            tally["duplicate_receipts"] += 1
-        backoff = 0.05
-    tally["timed_out"] += 1
+            self.tally[f"rejected_{error.reason}"] += 1
+            if error.reason == "finished":
+                self.waiting_for.discard(call_id)
+        except Exception as error:  # transport trouble during an outage: try again later
+            self.tally[f"answer_error_{type(error).__name__}"] += 1
+        finally:
+            self.in_flight.discard(call_id)
+
+    async def scan(self) -> None:
+        """One pass: answer every listed waiting call, forget the calls that have ended."""
+        try:
+            waiting = await self.calls.list(
+                phase=Phase.AWAITING_INPUT, tool="approve_write", limit=_LIST_LIMIT
+            )
+            ended = [
+                execution.id
+                async for execution in self.calls.client.list_workflows(
+                    f"TaskQueue = '{self.calls.task_queue}' AND ExecutionStatus != 'Running'",
+                    limit=_LIST_LIMIT,
+                )
+            ]
+        except Exception as error:
+            self.tally[f"list_error_{type(error).__name__}"] += 1
+            return
+        for call_id in ended:
+            self.waiting_for.discard(call_id)
+        for summary in waiting:
+            call_id = summary.call_id
+            if call_id in self.waiting_for and call_id not in self.in_flight:
+                self.in_flight.add(call_id)
+                task = asyncio.create_task(self.answer(call_id))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
 
 
 async def _main(arguments: argparse.Namespace, keys: list[str]) -> dict[str, object]:
@@ -96,24 +102,22 @@ async def _main(arguments: argparse.Namespace, keys: list[str]) -> dict[str, obj
             if time.monotonic() > deadline:
                 raise
             await asyncio.sleep(0.2)
-    tally: Counter[str] = Counter()
-    latencies: list[float] = []
-    gate = asyncio.Semaphore(arguments.concurrency)
-
-    async def guarded(call_id: str) -> None:
-        async with gate:
-            await _answer_one(calls, call_id, deadline=deadline, tally=tally, latencies=latencies)
-
-    await asyncio.gather(*(guarded(key) for key in keys))
-    latencies.sort()
+    answerer = _Answerer(calls, keys, concurrency=arguments.concurrency)
+    while answerer.waiting_for and time.monotonic() < deadline:
+        await answerer.scan()
+        await asyncio.sleep(_SCAN_INTERVAL)
+    if answerer.tasks:
+        await asyncio.gather(*answerer.tasks)
+    latencies = sorted(answerer.latencies)
     return {
         "keys": len(keys),
         "seconds": round(time.monotonic() - started, 3),
+        "unanswered_open": len(answerer.waiting_for),
         "answer_p50_ms": round(1000 * latencies[len(latencies) // 2], 1) if latencies else None,
         "answer_p99_ms": round(1000 * latencies[int(len(latencies) * 0.99)], 1)
         if latencies
         else None,
-        **dict(tally),
+        **dict(answerer.tally),
     }
 
 

@@ -1,0 +1,1 @@
+"""Full-size reliability scenarios (``make stress``); small versions live in ``tests/reliability``."""

@@ -1,0 +1,50 @@
+"""Load, full size: 1,000 concurrent calls that each ask once, answered by another process,
+two worker processes; every call completes exactly once (proved by the side-effect ledger).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from reliability._dev_server import DedicatedDevServer
+from reliability._load import run_load
+
+from ._figures import record_figures
+
+CALLS = 1_000
+
+
+@pytest.mark.timeout(900)
+async def test_thousand_calls_complete_exactly_once(
+    fresh_server: DedicatedDevServer, tmp_path: Path
+) -> None:
+    report = await run_load(
+        server=fresh_server, workdir=tmp_path, calls=CALLS, workers=2, budget_seconds=800.0
+    )
+    record_figures(
+        "load",
+        {
+            "calls": CALLS,
+            "workers": 2,
+            "seconds": round(report.seconds, 1),
+            "calls_per_second": round(report.calls_per_second, 1),
+            "phases": report.phases,
+            "effects": report.audit.effects,
+            "lost": len(report.audit.lost),
+            "duplicated": len(report.audit.duplicated),
+            "misrouted": len(report.audit.misrouted),
+            "workflow_task_failed": len(report.workflow_task_failures),
+            "answerer": report.answerer,
+        },
+    )
+    assert report.not_terminal == ()
+    assert report.phases == {"COMPLETED": CALLS}, report.summary()
+    assert report.audit.effects == CALLS
+    assert report.audit.lost == ()
+    assert report.audit.duplicated == ()
+    assert report.audit.misrouted == ()
+    assert report.audit.strangers == ()
+    assert report.workflow_task_failures == ()
+    assert report.answerer["answered"] == CALLS, report.answerer
+    assert report.worker_crash_logs == ()

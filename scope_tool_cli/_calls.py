@@ -278,7 +278,10 @@ async def run_result(args: argparse.Namespace) -> int:
             raise CommandError(
                 f"call {args.call_id} has not finished (phase {status.phase}){hint} — or use --wait"
             )
-        outcome = await handle.result()
+        try:
+            outcome = await handle.result()
+        except Exception as error:
+            raise CommandError(f"cannot read the result of call {args.call_id}: {error}") from None
     else:
         outcome = status.outcome
     if args.json:

@@ -45,6 +45,8 @@ READY_LINE = "scope-tool dev is ready"
 
 _STARTUP_SECONDS = 60.0
 _WORKER_READY = "worker ready"
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Ctrl-C, a supervisor's stop, a closed terminal: each stops the whole tree in order."""
 
 
 def waiting_calls_url(ui_base: str, namespace: str = "default") -> str:
@@ -157,7 +159,7 @@ async def run_dev(args: argparse.Namespace) -> int:
     lock.acquire()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in _STOP_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
     server: subprocess.Popen[bytes] | None = None
     worker: subprocess.Popen[bytes] | None = None
@@ -182,7 +184,7 @@ async def run_dev(args: argparse.Namespace) -> int:
         _announce(settings, args, inbox)
         return await _supervise(stop, server=server, worker=worker, settings=settings, inbox=inbox)
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in _STOP_SIGNALS:
             loop.remove_signal_handler(signum)
         if isinstance(inbox, asyncio.Task):
             inbox.cancel()

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from scope_tool_cli._binaries import temporal_cli
+from scope_tool_cli._binaries import MissingBinaryError, temporal_cli
 from scope_tool_cli._errors import EXIT_FAILED, CommandError
 from workflows._messages import PHASE_KEY, TOOL_KEY
 
@@ -203,7 +203,11 @@ def start_dev_server(settings: DevServerSettings) -> subprocess.Popen[bytes]:
                 exit_code=EXIT_FAILED,
             )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return spawn_supervised(settings.command(), log_file=settings.log_file)
+    try:
+        command = settings.command()
+    except MissingBinaryError as error:
+        raise CommandError(str(error), exit_code=EXIT_FAILED) from None
+    return spawn_supervised(command, log_file=settings.log_file)
 
 
 def log_tail(log_file: Path, lines: int = 5) -> str:

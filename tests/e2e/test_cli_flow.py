@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -161,7 +162,7 @@ def test_add_completes_in_one_round(dev_session: DevProcess) -> None:
     waited = cli(dev_session, "call", "add", '{"a": 2, "b": 3}', "--wait")
     assert waited.code == 0, waited
     assert "COMPLETED" in waited.stdout
-    assert "output   5" in waited.stdout or "output  5" in waited.stdout
+    assert re.search(r"^output +5$", waited.stdout, re.MULTILINE), waited.stdout
 
 
 def test_cancel_a_waiting_call(dev_session: DevProcess) -> None:
@@ -175,3 +176,40 @@ def test_cancel_a_waiting_call(dev_session: DevProcess) -> None:
     assert result.code == 1, result
     assert f"call {call_id}: CANCELLED" in result.stdout
     assert_user_error(cli(dev_session, "cancel", call_id), code=1, contains="already finished")
+
+
+def test_wait_timeout_gives_up_but_the_call_keeps_waiting(dev_session: DevProcess) -> None:
+    call_id = _unique("patient")
+    arguments = json.dumps({"path": "patient.txt", "content": "later"})
+    assert cli(dev_session, "call", "write_file", arguments, "--id", call_id).code == 0
+    _wait_until_pending(dev_session, call_id)
+    # Same id again: attaches to the waiting call, shows its question, gives up after 1 s.
+    waited = cli(
+        dev_session, "call", "write_file", arguments, "--id", call_id, "--wait", "--timeout", "1"
+    )
+    assert_user_error(waited, code=1, contains="gave up waiting after 1s")
+    assert "waiting for input: Write this exact content to patient.txt?" in waited.stdout
+    assert (
+        json.loads(cli(dev_session, "status", call_id, "--json").stdout)["phase"]
+        == "AWAITING_INPUT"
+    )
+
+    not_yet = cli(dev_session, "result", call_id)
+    assert_user_error(not_yet, code=1, contains="has not finished (phase AWAITING_INPUT)")
+    stale = cli(dev_session, "answer", call_id, "true", "--request-id", f"{call_id}/r7")
+    assert_user_error(stale, code=1, contains="is not the pending one")
+    assert cli(dev_session, "answer", call_id, "true", "--request-id", f"{call_id}/r1").code == 0
+    assert cli(dev_session, "result", call_id, "--wait").code == 0
+
+
+def test_a_second_call_with_the_same_id_attaches(dev_session: DevProcess) -> None:
+    call_id = _unique("attach")
+    first = cli(dev_session, "call", "add", '{"a": 1, "b": 2}', "--id", call_id, "--wait")
+    again = cli(dev_session, "call", "add", '{"a": 1, "b": 2}', "--id", call_id, "--wait")
+    assert first.code == again.code == 0, (first, again)
+    status = json.loads(cli(dev_session, "status", call_id, "--json").stdout)
+    assert status["outcome"]["text"] == "3"
+    assert status["outcome"]["rounds"] == 1
+    table = cli(dev_session, "status", call_id)
+    assert re.search(r"^phase +COMPLETED$", table.stdout, re.MULTILINE), table.stdout
+    assert re.search(r"^output +3$", table.stdout, re.MULTILINE), table.stdout

@@ -27,7 +27,9 @@ def _children(dev: DevProcess) -> tuple[int, int]:
     return server_pid, worker_pid
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["ctrl-c", "sigterm", "sighup"]
+)
 def test_a_signal_stops_everything(tmp_path: Path, signum: signal.Signals) -> None:
     dev = start_dev(tmp_path / "data")
     server_pid, worker_pid = _children(dev)

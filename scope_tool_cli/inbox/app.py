@@ -22,7 +22,9 @@ import hashlib
 import hmac
 import json
 import secrets
+import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
@@ -44,11 +46,13 @@ from scope_tool_cli.inbox.auth import (
 )
 from scope_tool_cli.inbox.form_values import (
     ANSWER_JSON_KEY,
+    VIA_JSON,
+    VIA_KEY,
     AnswerFormError,
     FieldProblem,
     answer_from_form,
 )
-from scope_tool_cli.inbox.forms import build_answer_form
+from scope_tool_cli.inbox.forms import FormKind, build_answer_form
 from scope_tool_cli.inbox.views import (
     call_fingerprint,
     call_json,
@@ -62,6 +66,7 @@ from workflows import (
     AnswerRejectedError,
     CallNotFoundError,
     CallStatus,
+    CallSummary,
     Phase,
     ToolCalls,
     ToolCallsError,
@@ -73,7 +78,9 @@ _HERE = Path(__file__).parent
 _CSRF_KEY = "_csrf"
 _REQUEST_ID_KEY = "_request_id"
 _STATUS_TIMEOUT_SECONDS = 10.0
-_MAX_PARALLEL_QUERIES = 8
+_LIST_STATUS_TIMEOUT_SECONDS = 3.0
+_UNREADABLE_RETRY_SECONDS = 30.0
+_MAX_PARALLEL_QUERIES = 16
 _REFUSAL_STATUS = {"not_allowed": 403, "stale_request": 409, "not_waiting": 409, "finished": 409}
 
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -120,6 +127,7 @@ class _Inbox:
         self._auth = auth
         self._refresh_ms = int(refresh_seconds * 1000)
         self._limit = limit
+        self._unreadable_until: dict[str, float] = {}
         secret = auth.token_secret.encode("utf-8") if auth.token_secret else secrets.token_bytes(32)
         self._csrf_secret = hashlib.sha256(b"scope-tool inbox csrf\0" + secret).digest()
         environment = jinja2.Environment(
@@ -199,22 +207,39 @@ class _Inbox:
         async with asyncio.timeout(_STATUS_TIMEOUT_SECONDS):
             return await self._calls.get(call_id).status()
 
-    async def _waiting(self) -> tuple[list[CallStatus], int]:
-        """Calls waiting now, newest question first, and how many could not be read."""
+    async def _waiting(self) -> tuple[list[CallStatus], list[CallSummary]]:
+        """Calls waiting now (newest question first), and those whose status cannot be read.
+
+        A call whose worker is down does not answer its status query (the server waits up to
+        half a minute), so one such call must not stall every page: statuses are read in
+        parallel with a short timeout, and a call that timed out is not asked again for a while.
+        """
         summaries = await self._calls.list(phase=Phase.AWAITING_INPUT, limit=self._limit)
         gate = asyncio.Semaphore(_MAX_PARALLEL_QUERIES)
+        now = time.monotonic()
 
         async def read(call_id: str) -> CallStatus | None:
+            if self._unreadable_until.get(call_id, 0.0) > now:
+                return None
             async with gate:
                 try:
-                    return await self._status(call_id)
+                    async with asyncio.timeout(_LIST_STATUS_TIMEOUT_SECONDS):
+                        status = await self._calls.get(call_id).status()
                 except (ToolCallsError, TimeoutError):
+                    self._unreadable_until[call_id] = time.monotonic() + _UNREADABLE_RETRY_SECONDS
                     return None
+            self._unreadable_until.pop(call_id, None)
+            return status
 
         statuses = await asyncio.gather(*(read(summary.call_id) for summary in summaries))
-        unreadable = sum(status is None for status in statuses)
-        waiting = [s for s in statuses if s is not None and s.pending is not None]
-        waiting.sort(key=lambda s: s.pending.asked_at if s.pending else 0, reverse=True)
+        unreadable = [
+            summary for summary, status in zip(summaries, statuses, strict=True) if status is None
+        ]
+        waiting = [status for status in statuses if status is not None and status.pending]
+        waiting.sort(key=_asked_at, reverse=True)
+        live = {summary.call_id for summary in summaries}
+        for call_id in [known for known in self._unreadable_until if known not in live]:
+            del self._unreadable_until[call_id]
         return waiting, unreadable
 
     # -- pages ------------------------------------------------------------------------------
@@ -224,7 +249,7 @@ class _Inbox:
             waiting, unreadable = await self._waiting()
             problem = ""
         except ToolCallsError as error:
-            waiting, unreadable, problem = [], 0, str(error)
+            waiting, unreadable, problem = [], [], str(error)
         rows = [
             {
                 "status": status,
@@ -246,6 +271,7 @@ class _Inbox:
                 "unreadable": unreadable,
                 "problem": problem,
                 "poll_url": "/api/pending",
+                "page_url": "/",
                 "fingerprint": fingerprint,
                 "refresh_ms": self._refresh_ms,
             },
@@ -292,6 +318,7 @@ class _Inbox:
                 "csrf": self._csrf_token(identity),
                 "answer_url": call_path(call_id) + "/answer",
                 "poll_url": "/api" + call_path(call_id),
+                "page_url": call_path(call_id),
                 "fingerprint": call_fingerprint(status),
                 "refresh_ms": self._refresh_ms,
                 "outcome_text": status.outcome.output.text() if status.outcome else None,
@@ -356,8 +383,11 @@ class _Inbox:
             answer = answer_from_form(form, values)
         except AnswerFormError as error:
             return await again("some values need fixing; nothing was sent", 422, error.problems)
-        raw = (values.get(ANSWER_JSON_KEY) or [""])[0]
-        payload = raw.encode("utf-8") if raw.strip() else _json_bytes(answer)
+        if form.kind is FormKind.JSON or values.get(VIA_KEY) == [VIA_JSON]:
+            # Sent as written: the workflow sees the person's exact JSON text.
+            payload = (values.get(ANSWER_JSON_KEY) or [""])[0].encode("utf-8")
+        else:
+            payload = _json_bytes(answer)
         try:
             await self._calls.get(call_id).answer(
                 payload, request_id=request_id, answered_by=identity
@@ -381,7 +411,15 @@ class _Inbox:
             {
                 "identity": identity,
                 "calls": entries,
-                "unreadable": unreadable,
+                "unreadable": [
+                    {
+                        "call_id": summary.call_id,
+                        "tool": summary.tool,
+                        "started_at": summary.started_at.isoformat(),
+                        "url": call_path(summary.call_id),
+                    }
+                    for summary in unreadable
+                ],
                 "fingerprint": pending_fingerprint([entry["request_id"] for entry in entries]),
             }
         )
@@ -448,6 +486,12 @@ class _Inbox:
         )
 
 
+def _asked_at(status: CallStatus) -> datetime:
+    return (
+        status.pending.asked_at if status.pending is not None else datetime.min.replace(tzinfo=UTC)
+    )
+
+
 def _api_error(message: str, reason: str, code: int) -> JSONResponse:
     return JSONResponse({"error": message, "reason": reason}, status_code=code)
 
@@ -455,7 +499,13 @@ def _api_error(message: str, reason: str, code: int) -> JSONResponse:
 def _refusal_text(error: AnswerRejectedError) -> str:
     if error.reason == "not_allowed":
         return f"you are not allowed to answer this call: {error}"
-    return f"the call refused this answer: {error}"
+    text = str(error)
+    # The validator's message quotes the whole schema before the violation; the page already
+    # shows the schema, so the person gets the violation itself.
+    marker = "validate value: "
+    if error.reason == "schema" and marker in text:
+        return f"the call refused this answer (schema): {text.rsplit(marker, 1)[1]}"
+    return f"the call refused this answer: {text}"
 
 
 def _json_bytes(value: object) -> bytes:

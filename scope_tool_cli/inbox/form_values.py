@@ -12,7 +12,8 @@ the workflow will check, following these rules:
   choice; choices carry their JSON text, so ``1`` and ``"1"`` never get confused;
 * a list takes one item per line, blank lines ignored;
 * an optional group whose inputs are all empty is left out;
-* the JSON editor (``_answer_json``), when filled in, is the answer as written.
+* the JSON editor (``_answer_json``), when its own button (``_via=json``) is used, is the answer
+  as written; the fields are then ignored (and kept for the page).
 
 Conversion problems are collected for all fields at once and raised together, so a person fixes
 everything in one go; the submitted values are kept by the caller to re-fill the form.
@@ -31,6 +32,8 @@ from scope_tool_cli.inbox.forms import AnswerForm, FieldKind, FormField, FormKin
 __all__ = [
     "ANSWER_JSON_KEY",
     "DECISION_KEY",
+    "VIA_JSON",
+    "VIA_KEY",
     "AnswerFormError",
     "FieldProblem",
     "FormValues",
@@ -39,6 +42,10 @@ __all__ = [
 
 ANSWER_JSON_KEY: Final = "_answer_json"
 """Form key of the JSON editor; when filled in, it is the whole answer."""
+
+VIA_KEY: Final = "_via"
+VIA_JSON: Final = "json"
+"""``_via=json`` (the JSON editor's button) sends the editor's text instead of the fields."""
 
 DECISION_KEY: Final = "_decision"
 """Form key of the Approve/Decline and choice buttons (their JSON text)."""
@@ -85,8 +92,8 @@ def answer_from_form(form: AnswerForm, values: FormValues) -> object:
         AnswerFormError: An input cannot be converted (not a number, required but empty, invalid
             JSON, not one of the choices). Nothing is sent when this is raised.
     """
-    raw_json = _first(values, ANSWER_JSON_KEY)
-    if raw_json.strip() or form.kind is FormKind.JSON:
+    if form.kind is FormKind.JSON or _first(values, VIA_KEY) == VIA_JSON:
+        raw_json = _first(values, ANSWER_JSON_KEY)
         return _parse_json(raw_json, name=ANSWER_JSON_KEY, label="Answer (JSON)")
     if form.kind is FormKind.APPROVAL:
         decision = _first(values, DECISION_KEY)

@@ -1,7 +1,12 @@
-"""Inbox fixtures: a facade on the test's task queue and an in-process worker serving ``ask``."""
+"""Inbox fixtures: a facade on the test's task queue and an in-process worker serving ``ask``.
+
+The worker fixture cancels the calls a test left waiting before it stops, so the inbox lists of
+later tests never hold calls whose worker is gone (their status could no longer be read).
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -9,7 +14,7 @@ import pytest
 
 from inbox.ask_tools import REGISTRY
 from workers import build_worker
-from workflows import ToolCalls
+from workflows import ToolCalls, ToolCallsError
 
 
 @pytest.fixture
@@ -19,7 +24,15 @@ def calls(temporal_client: Any, task_queue: str) -> ToolCalls:
 
 
 @pytest.fixture
-async def worker(temporal_client: Any, task_queue: str) -> AsyncIterator[Any]:
-    """One in-process worker with the ``ask`` tool."""
+async def worker(temporal_client: Any, task_queue: str, calls: ToolCalls) -> AsyncIterator[Any]:
+    """One in-process worker with the ``ask`` tool; calls still running are cancelled after."""
     async with build_worker(temporal_client, REGISTRY, task_queue=task_queue) as running:
         yield running
+        query = f"TaskQueue = '{task_queue}' AND ExecutionStatus = 'Running'"
+        async for execution in temporal_client.list_workflows(query):
+            handle = calls.get(execution.id)
+            try:
+                await handle.cancel()
+                await asyncio.wait_for(handle.result(), timeout=10)
+            except ToolCallsError:
+                pass  # it finished in the meantime

@@ -376,6 +376,9 @@ def test_every_problem_is_reported_at_once_by_field() -> None:
     assert "amount: '4.5' is not a whole number" in str(caught.value)
 
 
-def test_the_json_editor_overrides_the_fields_when_filled() -> None:
-    answer = answer_from_form(REFUND, {"_answer_json": ['{"anything": true}'], "/amount": ["x"]})
-    assert answer == {"anything": True}
+def test_the_json_editor_is_the_answer_only_when_its_button_is_used() -> None:
+    values = {"_answer_json": ['{"anything": true}'], "/amount": ["7"], "/reason": ["r"]}
+    assert answer_from_form(REFUND, {**values, "_via": ["json"]}) == {"anything": True}
+    assert answer_from_form(REFUND, values) == {"approved": False, "amount": 7, "reason": "r"}
+    approval = build_answer_form(b'{"type":"boolean"}')
+    assert answer_from_form(approval, {"_via": ["json"], "_answer_json": ["true"]}) is True

@@ -18,7 +18,8 @@
       if (response.ok) {
         const current = await response.json();
         if (current.fingerprint && current.fingerprint !== rendered) {
-          if (!touched) { window.location.reload(); return; }
+          // Navigate rather than reload: after a refused post, reloading would post again.
+          if (!touched) { window.location.replace(body.dataset.pageUrl || window.location.href); return; }
           document.getElementById("changed").hidden = false;
         }
       }

@@ -1,0 +1,127 @@
+"""The CLI's pure pieces, in-process: answer hints, prompts, tables, flags and the dev lock.
+
+These run without a server; the subprocess tests around them show the same behaviour end to end.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from scope_tool_cli._connection import ConnectionOptions
+from scope_tool_cli._dev import waiting_calls_url
+from scope_tool_cli._dev_server import SEARCH_ATTRIBUTES, DevLock, DevServerSettings
+from scope_tool_cli._errors import EXIT_FAILED, EXIT_USAGE, CommandError
+from scope_tool_cli._parser import build_parser
+from scope_tool_cli._render import answer_hint, prompt_text, render_table
+from workflows._messages import PHASE_KEY, TOOL_KEY
+
+
+@pytest.mark.parametrize(
+    ("schema", "example"),
+    [
+        ({"type": "boolean"}, "true"),
+        ({"type": "string", "enum": ["canary", "blue-green"]}, '"canary"'),
+        ({"const": 7}, "7"),
+        (
+            {
+                "type": "object",
+                "required": ["approve", "note"],
+                "properties": {"approve": {"type": "boolean"}, "note": {"type": "string"}},
+            },
+            '{"approve": true, "note": "..."}',
+        ),
+    ],
+)
+def test_answer_hint_gives_an_example_the_schema_names(schema: object, example: str) -> None:
+    assert answer_hint("c1", json.dumps(schema).encode()) == f"scope-tool answer c1 '{example}'"
+
+
+def test_prompt_text_shows_the_question_first() -> None:
+    assert prompt_text(b'"Approve?"') == "Approve?"
+    assert prompt_text(b'{"question":"Approve?"}') == "Approve?"
+    assert prompt_text(b'{"question":"Write?","path":"a"}') == 'Write? {"path": "a"}'
+    assert prompt_text(b"[1,2]") == "[1, 2]"
+
+
+def test_table_aligns_and_flattens_newlines() -> None:
+    table = render_table(("A", "LONGER"), [("x\ny", "1"), ("zzzz", "22")])
+    assert table.splitlines() == ["A     LONGER", "x y   1", "zzzz  22"]
+
+
+def test_waiting_calls_url_carries_the_phase_query() -> None:
+    url = waiting_calls_url("http://localhost:8233")
+    parsed = urlparse(url)
+    assert parsed.path == "/namespaces/default/workflows"
+    assert parse_qs(parsed.query)["query"] == [f'{PHASE_KEY.name}="AWAITING_INPUT"']
+
+
+def test_dev_server_registers_the_runtime_search_attributes(tmp_path: Path) -> None:
+    assert ((TOOL_KEY.name, "Keyword"), (PHASE_KEY.name, "Keyword")) == SEARCH_ATTRIBUTES
+    command = DevServerSettings(data_dir=tmp_path, port=1234, ui_port=5678).command()
+    assert command[1:3] == ("server", "start-dev")
+    flags = list(itertools.pairwise(command))
+    assert ("--db-filename", str(tmp_path / "dev.db")) in flags
+    assert ("--sqlite-pragma", "journal_mode=wal") in flags
+    assert ("--sqlite-pragma", "synchronous=normal") in flags
+    assert ("--search-attribute", f"{PHASE_KEY.name}=Keyword") in flags
+    assert ("--port", "1234") in flags
+    assert ("--ui-port", "5678") in flags
+
+
+def test_dev_lock_is_exclusive_and_names_its_holder(tmp_path: Path) -> None:
+    first = DevLock(tmp_path)
+    first.acquire()
+    first.record(pid=4242, port=7000, ui_port=8000)
+    try:
+        with pytest.raises(CommandError) as refused:
+            DevLock(tmp_path).acquire()
+        assert refused.value.exit_code == EXIT_FAILED
+        assert "pid 4242, Temporal at localhost:7000, Web UI http://localhost:8000" in str(
+            refused.value
+        )
+    finally:
+        first.release()
+    second = DevLock(tmp_path)
+    second.acquire()
+    second.release()
+    assert not (tmp_path / "dev.lock").exists()
+
+
+def test_connection_flags_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCOPE_TOOL_ADDRESS", "temporal.example:7233")
+    monkeypatch.setenv("SCOPE_TOOL_NAMESPACE", "agents")
+    monkeypatch.setenv("SCOPE_TOOL_TLS", "true")
+    options = ConnectionOptions.from_args(build_parser().parse_args(["pending"]))
+    assert (options.address, options.namespace, options.task_queue) == (
+        "temporal.example:7233",
+        "agents",
+        "scope-tools",
+    )
+    assert options.tls_config() is True
+    flagged = build_parser().parse_args(["pending", "--address", "other:1", "--namespace", "x"])
+    assert ConnectionOptions.from_args(flagged).address == "other:1"
+    monkeypatch.delenv("SCOPE_TOOL_TLS")
+    plain = ConnectionOptions.from_args(build_parser().parse_args(["pending"]))
+    assert plain.tls_config() is False
+
+
+def test_mtls_files_are_read_and_missing_ones_named(tmp_path: Path) -> None:
+    cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
+    cert.write_bytes(b"CERT")
+    key.write_bytes(b"KEY")
+    args = build_parser().parse_args(["pending", "--tls-cert", str(cert), "--tls-key", str(key)])
+    config = ConnectionOptions.from_args(args).tls_config()
+    assert not isinstance(config, bool)
+    assert (config.client_cert, config.client_private_key) == (b"CERT", b"KEY")
+    missing = build_parser().parse_args(
+        ["pending", "--tls-cert", str(cert), "--tls-key", str(tmp_path / "nope.pem")]
+    )
+    with pytest.raises(CommandError) as refused:
+        ConnectionOptions.from_args(missing).tls_config()
+    assert refused.value.exit_code == EXIT_USAGE
+    assert "nope.pem" in refused.value.message

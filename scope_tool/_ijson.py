@@ -157,7 +157,14 @@ def _decode_text(data: bytes) -> tuple[bytes, str]:
 def _parse(data: bytes, decoder: json.JSONDecoder) -> Any:
     # The common case (a small object or array, no surrounding whitespace) runs a handful of
     # C calls; every rarer case takes the longer road below it.
-    raw, text = _decode_text(data)
+    if type(data) is bytes:
+        raw = data
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise IJSONError(f"invalid UTF-8 at byte {exc.start}") from None
+    else:
+        raw, text = _decode_text(data)
     size = len(text)
     start = 0 if size and text[0] not in _WS_CHARS else _skip_ws(text, 0)
     if start == size:
@@ -360,7 +367,13 @@ def parse_ijson(data: bytes) -> Any:
     :class:`JSONDecimal` (a ``Decimal``), never ``float``, so schema validation compares
     numbers exactly as Go does.
     """
-    return _with_long_integers(data, _VALUE_DECODER)
+    try:
+        return _parse(data, _VALUE_DECODER)
+    except IJSONError:
+        raise
+    except ValueError:
+        # int() refused more digits than Python's limit; only the exact decoder keeps them.
+        return _parse(data, _EXACT_VALUE_DECODER)
 
 
 def raw_object_members(data: bytes) -> dict[str, bytes]:

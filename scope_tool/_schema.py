@@ -208,25 +208,26 @@ class CompiledSchema:
             value = parse_ijson(instance)
         except IJSONError as exc:
             raise SchemaValidationError(_INVALID_VALUE) from exc
+        rust = self._rust
         if (
-            self._rust is not None
+            rust is not None
             and _INEXACT_NUMBER.search(instance) is None
-            and not _too_deep_for_rust(instance)
+            and (len(instance) <= 2 * _RUST_DEPTH or not nested_deeper_than(instance, _RUST_DEPTH))
         ):
-            self._validate_rust(value)
+            if not rust.is_valid(value):
+                self._refuse_rust(value)
         else:
             self._validate_exact(value)
 
     def validate_value(self, value: Any) -> None:
         """Validate an already parsed value (numbers as int/Decimal)."""
         if self._rust is not None and _rust_can_answer(value):
-            self._validate_rust(value)
+            if not self._rust.is_valid(value):
+                self._refuse_rust(value)
         else:
             self._validate_exact(value)
 
-    def _validate_rust(self, value: Any) -> None:
-        if self._rust.is_valid(value):
-            return
+    def _refuse_rust(self, value: Any) -> NoReturn:
         error = next(iter(self._rust.iter_errors(value)))
         raise SchemaValidationError(f"{_VALIDATE_VALUE}: {_rust_message(error)}")
 

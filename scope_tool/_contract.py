@@ -16,7 +16,7 @@ from scope_tool._definition import Definition
 from scope_tool._func import _StrictDecoder
 from scope_tool._ijson import MAX_INPUT_BYTES, is_blank
 from scope_tool._input_request import Continuation
-from scope_tool._invocation import Invocation
+from scope_tool._invocation import Invocation, admit_invocation
 from scope_tool._request import Request
 from scope_tool._result import Result
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
@@ -114,13 +114,20 @@ class Contract:
             raise InvalidInvocationError(
                 f"continuation must be a Continuation or None, got {type(continuation).__qualname__}"
             )
-        _check_request(request)
+        try:
+            request.validate()
+        except InvalidRequestError as exc:
+            raise InvalidInvocationError(str(exc)) from exc
         if request.name != self._name:
             raise InvalidInvocationError(
                 f"call name {_go_quote(request.name)} does not match bound tool "
                 f"{_go_quote(self._name)}"
             )
-        arguments = _argument_bytes(request.arguments)
+        text = request.arguments
+        if isinstance(text, str) and text.startswith("{"):
+            arguments = text.encode("utf-8", "surrogatepass")  # the common case, never blank
+        else:
+            arguments = _argument_bytes(text)
         if len(arguments) > MAX_INPUT_BYTES:
             raise InvalidInvocationError(
                 f"arguments: {len(arguments)} bytes exceed the limit of "
@@ -139,7 +146,7 @@ class Contract:
             except Exception as exc:
                 panic = InputValidationPanicError(exc)
                 raise InvalidInvocationError(f"arguments: {panic}") from panic
-        return Invocation._admit(owner=self, arguments=arguments, continuation=continuation)
+        return admit_invocation(self, arguments, continuation)
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"Contract is immutable; cannot set {name!r}")
@@ -268,18 +275,8 @@ def _declare_input_validator(tool: Tool) -> InputValidator | None:
     return validator
 
 
-def _check_request(request: Request) -> None:
-    """Apply the request's own validation, reported under the invocation sentinel."""
-    try:
-        request.validate()
-    except InvalidRequestError as exc:
-        raise InvalidInvocationError(str(exc)) from exc
-
-
 def _argument_bytes(arguments: str | bytes) -> bytes:
     """Encode the arguments byte-exact; blank (Go's Unicode white space) becomes ``{}``."""
-    if isinstance(arguments, str) and arguments.startswith("{"):
-        return arguments.encode("utf-8", "surrogatepass")  # the common case, never blank
     if is_blank(arguments):
         return b"{}"
     if isinstance(arguments, bytes):

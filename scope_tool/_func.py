@@ -80,12 +80,13 @@ class _StrictDecoder:
     because pydantic's parser silently keeps the last of duplicate keys and accepts ``NaN``.
     """
 
-    __slots__ = ("_type_name", "_validate_json")
+    __slots__ = ("_check_floats", "_type_name", "_validate_json")
 
-    def __init__(self, adapter: TypeAdapter[Any], type_name: str) -> None:
+    def __init__(self, adapter: TypeAdapter[Any], type_name: str, *, check_floats: bool) -> None:
         # pydantic-core's validator directly: TypeAdapter's wrapper costs a third of the decode.
         self._validate_json = adapter.validator.validate_json
         self._type_name = type_name
+        self._check_floats = check_floats
 
     def decode(self, arguments: bytes) -> Any:
         """Return the decoded value; :class:`ValueError` says what was refused."""
@@ -98,7 +99,7 @@ class _StrictDecoder:
         ``Contract.prepare`` has parsed the arguments for the schema step by the time the
         validator runs; skipping the second I-JSON parse saves about a tenth of ``prepare``.
         """
-        if _may_overflow_a_float(arguments):
+        if self._check_floats and _may_overflow_a_float(arguments):
             _refuse_float_overflow(arguments, self._type_name)
         try:
             return self._validate_json(arguments, strict=True, extra="forbid")
@@ -167,7 +168,9 @@ class Func:
         except InvalidDefinitionError as exc:
             raise InvalidToolError(f"definition: {exc}") from exc
         self._definition = definition
-        self._decoder = _StrictDecoder(adapter, type_name)
+        self._decoder = _StrictDecoder(
+            adapter, type_name, check_floats=_may_hold_floats(_close_objects(derived))
+        )
         self._function = function
         self._is_async = _is_coroutine_function(function)
         self._serialize = _serializer(return_type)
@@ -352,6 +355,38 @@ def _refuse_float_overflow(arguments: bytes, type_name: str) -> None:
 
     # Integers are Python ints of any size; only the typed field can bound them.
     json.loads(arguments, parse_float=finite, parse_int=str)
+
+
+_COMBINATORS = frozenset({"$ref", "anyOf", "oneOf", "allOf", "enum", "const"})
+
+
+def _may_hold_floats(schema: Any) -> bool:
+    """Whether a value the derived schema admits could contain a JSON float.
+
+    True for a ``number`` type anywhere, or an untyped subschema (``Any``), which admits any
+    JSON value. Integer-, string- and bool-only inputs then skip the float-overflow check.
+    """
+    if schema is True:
+        return True
+    if not isinstance(schema, dict):
+        return False
+    declared = schema.get("type")
+    if declared is None and not _COMBINATORS.intersection(schema):
+        return True
+    if declared == "number" or (isinstance(declared, list) and "number" in declared):
+        return True
+    for keyword, value in schema.items():
+        if keyword in _SUBSCHEMA:
+            children: list[Any] = [value]
+        elif keyword in _SUBSCHEMA_LISTS and isinstance(value, list):
+            children = value
+        elif keyword in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            children = list(value.values())
+        else:
+            continue
+        if any(_may_hold_floats(child) for child in children):
+            return True
+    return False
 
 
 def _describe(error: ValidationError) -> str:

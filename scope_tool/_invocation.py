@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 if TYPE_CHECKING:
     from scope_tool._input_request import Continuation
 
-__all__ = ["Invocation"]
+__all__ = ["Invocation", "admit_invocation"]
 
 
 class Invocation:
@@ -36,17 +36,6 @@ class Invocation:
             "Invocation cannot be constructed directly; "
             "use Contract.prepare(request) to admit a Request"
         )
-
-    @classmethod
-    def _admit(
-        cls, *, owner: object, arguments: bytes, continuation: Continuation | None
-    ) -> Invocation:
-        """Mint an invocation; only the contract module calls this."""
-        invocation = object.__new__(cls)
-        _set_owner(invocation, owner)
-        _set_arguments(invocation, arguments)
-        _set_continuation(invocation, continuation)
-        return invocation
 
     @property
     def arguments(self) -> bytes:
@@ -78,3 +67,15 @@ class Invocation:
 _set_owner = Invocation.__dict__["_owner"].__set__
 _set_arguments = Invocation.__dict__["_arguments"].__set__
 _set_continuation = Invocation.__dict__["_continuation"].__set__
+_new_object = object.__new__
+
+
+def admit_invocation(
+    owner: object, arguments: bytes, continuation: Continuation | None
+) -> Invocation:
+    """Mint an invocation. Package-internal: only ``Contract.prepare`` calls this."""
+    invocation: Invocation = _new_object(Invocation)
+    _set_owner(invocation, owner)
+    _set_arguments(invocation, arguments)
+    _set_continuation(invocation, continuation)
+    return invocation

@@ -582,3 +582,31 @@ async def test_admission_matches_the_strict_decode(value):
     except InvalidInvocationError:
         admitted = False
     assert admitted == expected_ok, raw
+
+
+class Loosely(BaseModel):
+    anything: Any
+
+
+class Nested(BaseModel):
+    values: list[Measurement]
+
+
+@pytest.mark.parametrize(
+    ("function_input", "arguments"),
+    [
+        (Loosely, '{"anything":[1,{"x":-2.5e400}]}'),
+        (Nested, '{"values":[{"value":1},{"value":1E+999}]}'),
+        (AddInput, '{"a":1e999,"b":1}'),
+    ],
+)
+def test_an_overflowing_float_is_refused_wherever_the_type_could_hold_one(
+    function_input, arguments
+):
+    def function(value):
+        return ""
+
+    function.__annotations__ = {"value": function_input}
+    contract = bind(Func(function, name="f")).contract
+    with pytest.raises(InvalidInvocationError, match="arguments: decode"):
+        contract.prepare(Request(name="f", arguments=arguments))

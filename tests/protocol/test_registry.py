@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 from pydantic import BaseModel
 
@@ -164,3 +167,28 @@ def test_a_registry_can_grow_in_batches():
     registry = Registry(Named("a"))
     registry.register(Func(noop, name="b"), Named("c"))
     assert [definition.name for definition in registry.definitions()] == ["a", "b", "c"]
+
+
+def test_binding_happens_outside_the_lock():
+    # A tool whose definition() blocks must not stop readers of the same registry.
+    entered, release = threading.Event(), threading.Event()
+
+    class Slow(Named):
+        def definition(self) -> Definition:
+            entered.set()
+            assert release.wait(10)
+            return super().definition()
+
+    registry = Registry(Named("ready"))
+    writer = threading.Thread(target=registry.register, args=(Slow("slow"),))
+    writer.start()
+    try:
+        assert entered.wait(10)
+        started = time.monotonic()
+        assert registry.resolve("ready") is not None
+        assert [definition.name for definition in registry.definitions()] == ["ready"]
+        assert time.monotonic() - started < 1.0
+    finally:
+        release.set()
+        writer.join(10)
+    assert registry.resolve("slow") is not None

@@ -26,16 +26,16 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import jinja2
 from starlette.applications import Starlette
-from starlette.datastructures import URL
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
+from temporalio.service import RPCError
 
 from scope_tool_cli.inbox.auth import (
     AS_COOKIE,
@@ -81,6 +81,8 @@ _STATUS_TIMEOUT_SECONDS = 10.0
 _LIST_STATUS_TIMEOUT_SECONDS = 3.0
 _UNREADABLE_RETRY_SECONDS = 30.0
 _MAX_PARALLEL_QUERIES = 16
+_MAX_API_BODY_BYTES = 2 << 20
+"""Twice the protocol's MAX_INPUT_BYTES: room for the envelope, a cap for everything else."""
 _REFUSAL_STATUS = {"not_allowed": 403, "stale_request": 409, "not_waiting": 409, "finished": 409}
 
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -175,9 +177,16 @@ class _Inbox:
         if name is None:
             return None
         kept = [(key, item) for key, item in params.multi_items() if key not in ("token", "as")]
-        target = URL(str(request.url)).replace_query_params(**dict(kept))
-        response = RedirectResponse(target.path + (f"?{target.query}" if target.query else ""), 303)
-        response.set_cookie(name, value, httponly=True, samesite="strict", path="/")
+        target = quote(request.url.path, safe="/") + (f"?{urlencode(kept)}" if kept else "")
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(
+            name,
+            value,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/",
+        )
         return response
 
     def _unauthorized(self, request: Request, message: str) -> Response:
@@ -248,7 +257,7 @@ class _Inbox:
         try:
             waiting, unreadable = await self._waiting()
             problem = ""
-        except ToolCallsError as error:
+        except (ToolCallsError, RPCError) as error:
             waiting, unreadable, problem = [], [], str(error)
         rows = [
             {
@@ -299,6 +308,8 @@ class _Inbox:
             return self._problem_page(request, identity, message, 502)
         pending = status.pending
         form = build_answer_form(pending.response_schema) if pending is not None else None
+        # Shown when the runtime reports it (a CallStatus field added later keeps working here).
+        allowed = tuple(getattr(status, "allowed_answerers", ()) or ())
         answered = request.query_params.get("answered", "")
         return self._templates.TemplateResponse(
             request,
@@ -315,6 +326,8 @@ class _Inbox:
                 "problem_list": problems,
                 "refusal": refusal,
                 "answered": answered,
+                "allowed": allowed,
+                "may_answer": not allowed or identity in allowed,
                 "csrf": self._csrf_token(identity),
                 "answer_url": call_path(call_id) + "/answer",
                 "poll_url": "/api" + call_path(call_id),
@@ -404,7 +417,7 @@ class _Inbox:
     async def api_pending(self, request: Request, identity: str) -> Response:
         try:
             waiting, unreadable = await self._waiting()
-        except ToolCallsError as error:
+        except (ToolCallsError, RPCError) as error:
             return JSONResponse({"error": str(error), "reason": "unavailable"}, status_code=502)
         entries = [pending_json(s, s.pending) for s in waiting if s.pending is not None]
         return JSONResponse(
@@ -441,8 +454,14 @@ class _Inbox:
             return _api_error(f"cross-site request from {foreign} refused", "forbidden", 403)
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return _api_error("send the answer as application/json", "bad_request", 415)
+        raw = bytearray()
+        async for chunk in request.stream():
+            raw.extend(chunk)
+            if len(raw) > _MAX_API_BODY_BYTES:
+                message = f"the body is larger than {_MAX_API_BODY_BYTES} bytes"
+                return _api_error(message, "too_large", 413)
         try:
-            body = json.loads(await request.body())
+            body = json.loads(raw)
         except ValueError as error:
             return _api_error(f"the body is not JSON ({error})", "bad_request", 400)
         if not isinstance(body, dict) or "response" not in body:

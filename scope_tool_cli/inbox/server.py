@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 from collections.abc import Callable, Generator
@@ -19,10 +20,12 @@ from collections.abc import Callable, Generator
 import uvicorn
 
 from scope_tool_cli.inbox.app import create_app
-from scope_tool_cli.inbox.auth import InboxAuth
+from scope_tool_cli.inbox.auth import InboxAuth, is_loopback_host
 from workflows import ToolCalls
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "add_arguments", "serve_inbox"]
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8234
@@ -118,6 +121,14 @@ async def serve_inbox(
         identity_header=identity_header, token_secret=token_secret, dev_loopback=dev_loopback
     )
     auth.check_bind(host)
+    if identity_header is not None and not is_loopback_host(host):
+        _log.warning(
+            "the inbox trusts the %s header from anyone who can reach %s:%s; make sure only "
+            "your reverse proxy can (or bind to 127.0.0.1 behind it)",
+            identity_header,
+            host,
+            port,
+        )
     app = create_app(calls, auth=auth)
     listener = _bind(host, port)
     config = uvicorn.Config(

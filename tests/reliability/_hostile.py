@@ -38,8 +38,10 @@ from workflows.errors import ANSWER_REJECTION_REASONS
 
 __all__ = [
     "EXPLICIT_REQUESTS",
+    "HOSTILE_CALL_IDS",
     "HostileTally",
     "check_answer_refused",
+    "check_call_id",
     "check_request_refused",
     "deep_nesting",
     "explicit_answers",
@@ -101,6 +103,7 @@ EXPLICIT_REQUESTS: tuple[tuple[str, str], ...] = (
     ("echo", '{"text":"a","times":NaN}'),
     ("echo", _over_limit_object("text")),
     ("echo", " " * (MAX_INPUT_BYTES + 1) + '{"text":"a"}'),
+    ("echo", '{"text":"' + "a" * 3_000_000 + '"}'),  # past Temporal's 2 MB payload limit too
     ("echo", '{"text":1}'),
     ("echo", '{"text":"a","times":"1"}'),
     ("echo", '{"text":"a","extra":true}'),
@@ -344,6 +347,46 @@ async def check_request_refused(
         f"request {_shorten(name, 60)} {_shorten(arguments, 100)}",
         _request_refused(calls, name, arguments, tally=tally),
     )
+
+
+HOSTILE_CALL_IDS: tuple[str, ...] = (
+    "",
+    "   ",
+    "x" * 2_000,
+    "a\ud800",
+    "a\x00b",
+    "tab\tand\nnewline",
+    "../../etc/passwd",
+    "quote'\"; DROP TABLE",
+    "\U0001f4a5",
+)
+"""Odd call ids: each must either work like any id or be refused with a clear error."""
+
+
+async def check_call_id(calls: ToolCalls, call_id: str, *, tally: HostileTally) -> None:
+    """Start a well-formed echo call under an odd id; a mishandled one goes to ``violations``."""
+    tally.add("_requests")
+    await tally.checking(
+        f"call id {_shorten(call_id, 60)}", _call_id_handled(calls, call_id, tally=tally)
+    )
+
+
+async def _call_id_handled(calls: ToolCalls, call_id: str, *, tally: HostileTally) -> None:
+    unique = f"{call_id}{uuid.uuid4().hex}" if call_id.strip() and len(call_id) < 1_000 else call_id
+    refusal: Exception | None = None
+    try:
+        handle = await calls.start(Request(name="echo", arguments='{"text":"a"}'), call_id=unique)
+    except (ToolError, ValueError, TypeError) as error:
+        refusal = error
+    if refusal is not None:
+        assert str(refusal).strip()
+        assert "codec can't encode" not in str(refusal), f"unclear refusal: {refusal}"
+        tally.add(f"call id refused ({type(refusal).__name__})")
+        return
+    tally.call_ids.append(unique)
+    outcome = await asyncio.wait_for(handle.result(), _RESULT_TIMEOUT)
+    assert outcome.phase is CallPhase.COMPLETED, outcome
+    tally.add("call id worked")
 
 
 async def _request_refused(

@@ -115,6 +115,15 @@ class SideEffectLedger:
         finally:
             connection.close()
 
+    def entered_by(self, *, call_key: str) -> tuple[int, ...]:
+        """Processes that entered the tool for ``call_key`` and never left (killed inside it)."""
+        connection = self._connect()
+        try:
+            cursor = connection.execute("SELECT pid FROM inflight WHERE call_key = ?", (call_key,))
+            return tuple(sorted(int(row[0]) for row in cursor.fetchall()))
+        finally:
+            connection.close()
+
     def inflight(self, *, pid: int) -> tuple[str, ...]:
         """Calls whose effect round is running (or was, when killed) in process ``pid``."""
         connection = self._connect()

@@ -111,6 +111,36 @@ class ApproveWrite:
         return Result(output=Output.text_output(f"wrote {state['key']}"))
 
 
+class IdempotentWrite:
+    """Writes one ledger row per run, asks nothing; served as *retry-safe* (``--retry-safe``).
+
+    It is the counterpart of ``approve_write``: when its worker is lost mid-run the engine may,
+    and should, run it again elsewhere, so the call still COMPLETES. Its in-flight marks show
+    which processes ran it.
+    """
+
+    def __init__(self, *, ledger: SideEffectLedger, hold_seconds: float) -> None:
+        self._ledger = ledger
+        self._hold_seconds = hold_seconds
+
+    def definition(self) -> Definition:
+        return Definition(
+            name="idempotent_write",
+            description="Write a record; running it twice is harmless.",
+            input_schema=json.dumps(_APPROVE_SCHEMA).encode(),
+        )
+
+    async def call(self, invocation: Invocation) -> Result:
+        key = str(json.loads(invocation.arguments)["key"])
+        await asyncio.to_thread(self._ledger.enter, call_key=key)
+        await asyncio.sleep(self._hold_seconds)
+        await asyncio.to_thread(
+            self._ledger.record, call_key=key, answered_key=key, tool="idempotent_write"
+        )
+        await asyncio.to_thread(self._ledger.leave, call_key=key)
+        return Result(output=Output.text_output(f"wrote {key}"))
+
+
 def _ask(*, key: str, asked: int) -> Result:
     return Result(
         input_request=InputRequest(
@@ -157,6 +187,7 @@ def build_registry(*, ledger: SideEffectLedger, hold_seconds: float = 0.0) -> Re
     """Every scenario tool, bound to one ledger."""
     return Registry(
         ApproveWrite(ledger=ledger, hold_seconds=hold_seconds),
+        IdempotentWrite(ledger=ledger, hold_seconds=hold_seconds),
         Func(echo, name="echo", description="Repeat a text up to three times."),
         Guard(Func(_secret_operation, name="guarded_refused"), _refuse),
         Guard(Func(_secret_operation, name="guarded_broken"), _broken_policy),

@@ -8,12 +8,20 @@ The full-size run is ``tests/stress/test_stress_faults.py``.
 
 from __future__ import annotations
 
+import asyncio
+import json
+import uuid
 from pathlib import Path
 
-from workflows import Phase
+from temporalio.client import Client
+
+from scope_tool import Request
+from workflows import DATA_CONVERTER, Phase, ToolCalls
 
 from ._dev_server import DedicatedDevServer
+from ._ledger import SideEffectLedger
 from ._load import FaultPlan, run_load
+from ._processes import WorkerProcess
 from .conftest import HEARTBEAT_TIMEOUT
 
 CALLS = 40
@@ -49,3 +57,54 @@ async def test_worker_and_server_kills_lose_and_duplicate_nothing(
     assert report.audit.strangers == ()
     assert report.audit.effects >= report.phases.get(Phase.COMPLETED.value, 0)
     assert report.workflow_task_failures == ()
+
+
+async def test_retry_safe_tool_is_run_again_when_its_worker_dies(
+    fresh_server: DedicatedDevServer, tmp_path: Path
+) -> None:
+    """The opt-in works both ways: a tool served as retry-safe is re-run elsewhere and the
+    call COMPLETES, where ``approve_write`` above ends "outcome unknown"."""
+    ledger = SideEffectLedger(tmp_path / "ledger.db")
+    task_queue = f"retry-safe-{uuid.uuid4().hex[:8]}"
+    workers = [
+        WorkerProcess(
+            address=fresh_server.address,
+            task_queue=task_queue,
+            ledger_file=ledger.path,
+            log_file=tmp_path / f"worker-{index}.log",
+            hold_seconds=2.0,
+            retry_safe=("idempotent_write",),
+        )
+        for index in range(2)
+    ]
+    try:
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            await asyncio.to_thread(worker.wait_ready, timeout=60.0)
+        client = await Client.connect(fresh_server.address, data_converter=DATA_CONVERTER)
+        calls = ToolCalls(client, task_queue=task_queue, heartbeat_timeout=HEARTBEAT_TIMEOUT)
+        call_id = f"retry-safe-{uuid.uuid4().hex[:8]}"
+        handle = await calls.start(
+            Request(name="idempotent_write", arguments=json.dumps({"key": call_id})),
+            call_id=call_id,
+        )
+        victim = None
+        for _ in range(400):
+            entered = await asyncio.to_thread(ledger.entered_by, call_key=call_id)
+            if entered:
+                victim = next(worker for worker in workers if worker.process.pid == entered[0])
+                break
+            await asyncio.sleep(0.02)
+        assert victim is not None, "the tool never started"
+        victim.kill()
+
+        outcome = await asyncio.wait_for(handle.result(), 60)
+        assert outcome.phase is Phase.COMPLETED, outcome
+        survivor = next(worker for worker in workers if worker is not victim)
+        counts = await asyncio.to_thread(ledger.effect_counts)
+        assert counts[call_id] == 1  # the victim died before its write; the survivor wrote
+        assert survivor.alive
+    finally:
+        for worker in workers:
+            worker.stop()

@@ -19,8 +19,10 @@ from workflows import Phase, ToolCallHandle, ToolCalls
 
 from ._hostile import (
     EXPLICIT_REQUESTS,
+    HOSTILE_CALL_IDS,
     HostileTally,
     check_answer_refused,
+    check_call_id,
     check_request_refused,
     explicit_answers,
     hostile_answers,
@@ -31,8 +33,8 @@ from ._hostile import (
 from ._ledger import SideEffectLedger
 from ._processes import WorkerProcess
 
-GENERATED_REQUESTS = 30
-GENERATED_ANSWERS = 60
+GENERATED_REQUESTS = 40
+GENERATED_ANSWERS = 150
 
 
 async def _waiting_call(calls: ToolCalls, prefix: str) -> ToolCallHandle:
@@ -61,8 +63,10 @@ async def test_hostile_requests_are_refused(
         max_examples=GENERATED_REQUESTS,
         explicit=EXPLICIT_REQUESTS,
     )
+    for call_id in HOSTILE_CALL_IDS:
+        await check_call_id(reliability_calls, call_id, tally=tally)
     print(f"hostile requests: {tally.total} tried: {dict(tally.counts)}")
-    assert tally.total >= len(EXPLICIT_REQUESTS)
+    assert tally.total >= len(EXPLICIT_REQUESTS) + len(HOSTILE_CALL_IDS)
     assert tally.violations == [], tally.report()
     assert await workflow_task_failures(reliability_calls.client, tally.call_ids) == ()
     assert tool_worker.alive, tool_worker.log_text()[-3000:]
@@ -132,3 +136,25 @@ async def test_hostile_signalled_answers_are_recorded_as_refused(
     assert await workflow_task_failures(reliability_calls.client, [handle.call_id]) == ()
     await handle.cancel()
     assert tool_worker.alive
+
+
+async def test_answer_past_temporal_payload_limit_is_refused_without_failing_the_call(
+    reliability_calls: ToolCalls, tool_worker: WorkerProcess
+) -> None:
+    """A 3 MB answer is over MAX_INPUT_BYTES and over Temporal's 2 MB payload limit.
+
+    It must be refused like any over-limit answer: no WorkflowTaskFailed (an update rejection
+    echoes its input, so rejecting it inside the workflow cannot be uploaded), and the call
+    must go on answering status queries and accept its real answer at once.
+    """
+    handle = await _waiting_call(reliability_calls, "hostile-huge")
+    baseline = await handle.status()
+    tally = HostileTally()
+    await check_answer_refused(handle, baseline, b'"' + b"a" * 3_000_000 + b'"', None, tally=tally)
+    failures = await workflow_task_failures(reliability_calls.client, [handle.call_id])
+    assert tally.violations == [], tally.report()
+    assert failures == ()
+    await asyncio.wait_for(
+        handle.answer({"approve": True, "key": handle.call_id}, answered_by="tester"), 10
+    )
+    assert (await asyncio.wait_for(handle.result(), 30)).phase is Phase.COMPLETED

@@ -1,8 +1,9 @@
 """``python -m workers --tools module:attribute``: run a tool-call worker until SIGTERM/SIGINT.
 
 Every option also comes from the environment (``SCOPE_TOOL_ADDRESS``, ``SCOPE_TOOL_NAMESPACE``,
-``SCOPE_TOOL_TASK_QUEUE``). Errors are one line on stderr and exit code 2; a signal drains the
-worker and exits 0.
+``SCOPE_TOOL_TASK_QUEUE``; for a secured cluster ``SCOPE_TOOL_TLS=1``, ``SCOPE_TOOL_TLS_CA``,
+``SCOPE_TOOL_TLS_CERT``, ``SCOPE_TOOL_TLS_KEY`` (PEM files) and ``SCOPE_TOOL_API_KEY``).
+Errors are one line on stderr and exit code 2; a signal drains the worker and exits 0.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from temporalio.client import Client
+from temporalio.service import TLSConfig
 
 from workers._worker import load_registry, run_worker
 from workflows import DATA_CONVERTER
@@ -38,10 +41,40 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _tls_from_environment() -> bool | TLSConfig:
+    """TLS settings from ``SCOPE_TOOL_TLS*`` (as ``scope-tool worker`` passes them)."""
+    files = {
+        name: os.environ.get(f"SCOPE_TOOL_TLS_{name.upper()}", "") for name in ("ca", "cert", "key")
+    }
+    if not any(files.values()):
+        return os.environ.get("SCOPE_TOOL_TLS", "") not in ("", "0", "false")
+    if bool(files["cert"]) != bool(files["key"]):
+        raise ValueError("SCOPE_TOOL_TLS_CERT and SCOPE_TOOL_TLS_KEY must be given together")
+
+    def read(name: str) -> bytes | None:
+        path = files[name]
+        if not path:
+            return None
+        try:
+            return Path(path).read_bytes()
+        except OSError as exc:
+            raise ValueError(
+                f"cannot read SCOPE_TOOL_TLS_{name.upper()} file {path!r}: {exc}"
+            ) from exc
+
+    return TLSConfig(
+        server_root_ca_cert=read("ca"), client_cert=read("cert"), client_private_key=read("key")
+    )
+
+
 async def _serve(args: argparse.Namespace) -> None:
     registry = load_registry(args.tools)
     client = await Client.connect(
-        args.address, namespace=args.namespace, data_converter=DATA_CONVERTER
+        args.address,
+        namespace=args.namespace,
+        data_converter=DATA_CONVERTER,
+        tls=_tls_from_environment(),
+        api_key=os.environ.get("SCOPE_TOOL_API_KEY") or None,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -21,7 +21,7 @@ import asyncio
 import json
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -486,7 +486,7 @@ def _shorten(value: Any, width: int = 200) -> str:
 
 def run_property(
     strategy: st.SearchStrategy[T],
-    check: Callable[[T], Awaitable[None]],
+    check: Callable[[T], Coroutine[Any, Any, None]],
     *,
     loop: asyncio.AbstractEventLoop,
     max_examples: int,

@@ -64,6 +64,7 @@ class LoadReport:
     phases: dict[str, int]
     audit: LedgerAudit
     outcome_unknown: int
+    unknown_by_round: dict[str, int]
     caught_in_tool: dict[str, str]
     not_terminal: tuple[str, ...]
     workflow_task_failures: tuple[str, ...]
@@ -83,7 +84,7 @@ class LoadReport:
             f"{self.calls_per_second:.1f} calls/s; phases {self.phases}; "
             f"effects {self.audit.effects}, lost {len(self.audit.lost)}, "
             f"duplicated {len(self.audit.duplicated)}, misrouted {len(self.audit.misrouted)}; "
-            f"outcome-unknown {self.outcome_unknown}; not terminal {len(self.not_terminal)}; "
+            f"outcome-unknown {self.outcome_unknown} {self.unknown_by_round}; not terminal {len(self.not_terminal)}; "
             f"WorkflowTaskFailed {len(self.workflow_task_failures)}; faults {list(self.faults)}; "
             f"answerer {self.answerer}"
         )
@@ -214,6 +215,15 @@ async def run_load(
         phases=dict(sorted(phases.items())),
         audit=ledger.audit(call_keys=keys, completed=completed),
         outcome_unknown=unknown,
+        unknown_by_round=dict(
+            sorted(
+                Counter(
+                    f"round {outcome.rounds}"
+                    for outcome in outcomes.values()
+                    if outcome.phase is Phase.ERRORED
+                ).items()
+            )
+        ),
         caught_in_tool={key: outcomes[key].phase.value for key in caught if key in outcomes},
         not_terminal=tuple(key for key in keys if key not in outcomes),
         workflow_task_failures=failures,

@@ -10,7 +10,7 @@ cannot start, the fixture raises: the test errors loudly, it never skips.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -70,7 +70,7 @@ def tool_worker(
 @pytest.fixture(scope="session")
 async def reliability_calls(
     reliability_server: DedicatedDevServer, tool_worker: WorkerProcess
-) -> AsyncIterator[ToolCalls]:
+) -> ToolCalls:
     """The client facade on the session worker's task queue."""
     client = await Client.connect(reliability_server.address, data_converter=DATA_CONVERTER)
     return ToolCalls(client, task_queue=tool_worker.task_queue, heartbeat_timeout=HEARTBEAT_TIMEOUT)

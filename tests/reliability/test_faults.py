@@ -93,7 +93,11 @@ async def test_retry_safe_tool_is_run_again_when_its_worker_dies(
         for _ in range(400):
             entered = await asyncio.to_thread(ledger.entered_by, call_key=call_id)
             if entered:
-                victim = next(worker for worker in workers if worker.process.pid == entered[0])
+                victim = next(
+                    worker
+                    for worker in workers
+                    if worker.process is not None and worker.process.pid == entered[0]
+                )
                 break
             await asyncio.sleep(0.02)
         assert victim is not None, "the tool never started"

@@ -42,6 +42,7 @@ async def test_thousand_calls_survive_worker_and_server_kills(
             "phases": report.phases,
             "caught_in_tool": len(report.caught_in_tool),
             "outcome_unknown": report.outcome_unknown,
+            "unknown_by_round": report.unknown_by_round,
             "effects": report.audit.effects,
             "lost": len(report.audit.lost),
             "duplicated": len(report.audit.duplicated),

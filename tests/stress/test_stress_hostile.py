@@ -147,7 +147,9 @@ async def test_cli_refuses_hostile_input(
             break
         await asyncio.sleep(0.05)
 
-    async def answer_refused(text: str) -> None:
+    async def answer_refused(text: str | None) -> None:
+        if text is None:
+            return
         if not _fits_command_line(text) or text.startswith("-"):
             return
         tried["answers"] += 1

@@ -141,6 +141,31 @@ class IdempotentWrite:
         return Result(output=Output.text_output(f"wrote {key}"))
 
 
+class FreeAnswer:
+    """Asks one question whose response schema accepts any JSON; reports the answer's size.
+
+    It checks the other side of admission: an answer the protocol accepts (any I-JSON document,
+    nested up to 10 000 deep) must reach the tool, not only hostile ones be refused.
+    """
+
+    def definition(self) -> Definition:
+        return Definition(
+            name="free_answer",
+            description="Ask for any JSON value and report how long it was.",
+            input_schema=b'{"type":"object","additionalProperties":false}',
+        )
+
+    async def call(self, invocation: Invocation) -> Result:
+        continuation = invocation.continuation
+        if continuation is None:
+            return Result(
+                input_request=InputRequest(
+                    prompt=b'"Say anything (as JSON)."', response_schema=b"{}", state=b"null"
+                )
+            )
+        return Result(output=Output.text_output(f"got {len(continuation.response)} bytes"))
+
+
 def _ask(*, key: str, asked: int) -> Result:
     return Result(
         input_request=InputRequest(
@@ -188,6 +213,7 @@ def build_registry(*, ledger: SideEffectLedger, hold_seconds: float = 0.0) -> Re
     return Registry(
         ApproveWrite(ledger=ledger, hold_seconds=hold_seconds),
         IdempotentWrite(ledger=ledger, hold_seconds=hold_seconds),
+        FreeAnswer(),
         Func(echo, name="echo", description="Repeat a text up to three times."),
         Guard(Func(_secret_operation, name="guarded_refused"), _refuse),
         Guard(Func(_secret_operation, name="guarded_broken"), _broken_policy),

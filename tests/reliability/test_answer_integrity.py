@@ -19,7 +19,7 @@ from workflows import AnswerReceipt, AnswerRejectedError, Phase, ToolCallHandle,
 from ._hostile import workflow_task_failures
 from ._ledger import SideEffectLedger
 
-CONCURRENT_ANSWERS = 16
+CONCURRENT_ANSWERS = 64
 
 
 async def _waiting_call(calls: ToolCalls, prefix: str, *, rounds: int = 1) -> ToolCallHandle:
@@ -149,3 +149,18 @@ async def test_concurrent_answers_exactly_one_wins(
     assert len(status.answers) == 1
     assert shared_ledger.effect_counts()[handle.call_id] == 1
     assert await workflow_task_failures(reliability_calls.client, [handle.call_id]) == ()
+
+
+@pytest.mark.parametrize("levels", [500, 5_000, 10_000])
+async def test_deep_answer_within_the_protocol_limit_reaches_the_tool(
+    reliability_calls: ToolCalls, levels: int
+) -> None:
+    """Admission has two sides: I-JSON nested up to 10 000 deep is a valid answer."""
+    call_id = f"integrity-deep-{uuid.uuid4().hex[:12]}"
+    handle = await reliability_calls.start(Request(name="free_answer"), call_id=call_id)
+    await _until_waiting(handle, round_number=1)
+    answer = ("[" * levels + "]" * levels).encode()
+    await handle.answer(answer, request_id=f"{call_id}/r1")
+    outcome = await asyncio.wait_for(handle.result(), 60)
+    assert outcome.phase is Phase.COMPLETED, outcome
+    assert outcome.output.text() == f"got {len(answer)} bytes"

@@ -112,3 +112,53 @@ async def test_retry_safe_tool_is_run_again_when_its_worker_dies(
     finally:
         for worker in workers:
             worker.stop()
+
+
+async def test_graceful_worker_stop_drains_the_tool_in_flight(
+    fresh_server: DedicatedDevServer, tmp_path: Path
+) -> None:
+    """SIGTERM is a deploy, not a crash: the worker promises to drain in-flight work, so a
+    tool already running finishes and its call COMPLETES, rather than ending "outcome unknown"."""
+    ledger = SideEffectLedger(tmp_path / "ledger.db")
+    task_queue = f"drain-{uuid.uuid4().hex[:8]}"
+
+    def worker(name: str) -> WorkerProcess:
+        return WorkerProcess(
+            address=fresh_server.address,
+            task_queue=task_queue,
+            ledger_file=ledger.path,
+            log_file=tmp_path / f"{name}.log",
+            hold_seconds=2.0,
+        )
+
+    stopping, successor = worker("stopping"), worker("successor")
+    try:
+        stopping.start()
+        await asyncio.to_thread(stopping.wait_ready, timeout=60.0)
+        client = await Client.connect(fresh_server.address, data_converter=DATA_CONVERTER)
+        calls = ToolCalls(client, task_queue=task_queue, heartbeat_timeout=HEARTBEAT_TIMEOUT)
+        call_id = f"drain-{uuid.uuid4().hex[:8]}"
+        handle = await calls.start(
+            Request(name="approve_write", arguments=json.dumps({"key": call_id})),
+            call_id=call_id,
+        )
+        for _ in range(400):
+            if (await handle.status()).phase is Phase.AWAITING_INPUT:
+                break
+            await asyncio.sleep(0.05)
+        await handle.answer({"approve": True, "key": call_id}, request_id=f"{call_id}/r1")
+        assert stopping.process is not None
+        for _ in range(400):
+            if await asyncio.to_thread(ledger.inflight, pid=stopping.process.pid):
+                break
+            await asyncio.sleep(0.02)
+        exit_code = await asyncio.to_thread(stopping.stop)  # SIGTERM, inside the tool
+        successor.start()  # the workflow itself still needs a worker to finish
+
+        outcome = await asyncio.wait_for(handle.result(), 60)
+        assert exit_code == 0
+        assert outcome.phase is Phase.COMPLETED, outcome.message
+        assert (await asyncio.to_thread(ledger.effect_counts))[call_id] == 1
+    finally:
+        stopping.stop()
+        successor.stop()

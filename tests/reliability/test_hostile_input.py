@@ -89,6 +89,14 @@ async def test_hostile_answers_are_refused_and_change_nothing(
         explicit=explicit_answers(handle.call_id),
     )
     print(f"hostile answers: {tally.total} tried: {dict(tally.counts)}")
+
+    # A hostile request reusing the waiting call's id attaches to it; it never alters it.
+    for name, arguments in EXPLICIT_REQUESTS[:12]:
+        attached = await reliability_calls.start(
+            Request(name=name, arguments=arguments), call_id=handle.call_id
+        )
+        assert attached.call_id == handle.call_id
+    assert await handle.status() == baseline
     assert tally.violations == [], tally.report()
 
     # After all that, the call still takes its one real answer and does its effect once.

@@ -29,6 +29,7 @@ from temporalio.service import RPCError
 
 from scope_tool import Request
 from workflows import DATA_CONVERTER, CallOutcome, Phase, ToolCalls
+from workflows._messages import CALL_TOOL_ACTIVITY
 
 from ._dev_server import DedicatedDevServer
 from ._ledger import LedgerAudit, SideEffectLedger
@@ -68,6 +69,7 @@ class LoadReport:
     caught_in_tool: dict[str, str]
     not_terminal: tuple[str, ...]
     workflow_task_failures: tuple[str, ...]
+    rounds_rerun: tuple[str, ...]
     faults: tuple[str, ...]
     answerer: dict[str, Any]
     worker_crash_logs: tuple[str, ...] = field(default=())
@@ -85,7 +87,8 @@ class LoadReport:
             f"effects {self.audit.effects}, lost {len(self.audit.lost)}, "
             f"duplicated {len(self.audit.duplicated)}, misrouted {len(self.audit.misrouted)}; "
             f"outcome-unknown {self.outcome_unknown} {self.unknown_by_round}; not terminal {len(self.not_terminal)}; "
-            f"WorkflowTaskFailed {len(self.workflow_task_failures)}; faults {list(self.faults)}; "
+            f"WorkflowTaskFailed {len(self.workflow_task_failures)}; "
+            f"rounds re-run {len(self.rounds_rerun)}; faults {list(self.faults)}; "
             f"answerer {self.answerer}"
         )
 
@@ -192,7 +195,7 @@ async def run_load(
         await fault_task
         outcomes = await _collect_outcomes(facade, keys, until=until)
         answer_report = await asyncio.to_thread(answerer.wait_report, timeout=120.0)
-        failures = await _workflow_task_failures(raw_client, keys, until=until)
+        histories = await _audit_histories(raw_client, keys, until=until)
     finally:
         answerer.kill()
         exit_codes = [worker.stop() for worker in pool]
@@ -226,7 +229,12 @@ async def run_load(
         ),
         caught_in_tool={key: outcomes[key].phase.value for key in caught if key in outcomes},
         not_terminal=tuple(key for key in keys if key not in outcomes),
-        workflow_task_failures=failures,
+        workflow_task_failures=histories.workflow_task_failures,
+        rounds_rerun=tuple(
+            key
+            for key, outcome in outcomes.items()
+            if histories.tool_rounds_started.get(key) != outcome.rounds
+        ),
         faults=tuple(faults_done),
         answerer=answer_report,
         worker_crash_logs=crash_logs,
@@ -317,23 +325,34 @@ async def _collect_outcomes(
     return outcomes
 
 
-async def _workflow_task_failures(
-    client: Client, keys: tuple[str, ...], *, until: float
-) -> tuple[str, ...]:
-    """Every WorkflowTaskFailed event (``"call_id: CAUSE: message"``) in the calls' histories."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _HistoryAudit:
+    workflow_task_failures: tuple[str, ...]
+    tool_rounds_started: dict[str, int]
+
+
+async def _audit_histories(client: Client, keys: tuple[str, ...], *, until: float) -> _HistoryAudit:
+    """Read every call's history: WorkflowTaskFailed events (``"call_id: CAUSE: message"``)
+    and how many tool activities each call scheduled (one per round means none was re-run)."""
     gate = asyncio.Semaphore(32)
     failed: list[str] = []
+    started: dict[str, int] = {}
 
     async def one(key: str) -> None:
         async with gate:
             history = await _retrying(
                 lambda: client.get_workflow_handle(key).fetch_history(), until=until
             )
-            for event in history.events:
-                if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:
-                    attributes = event.workflow_task_failed_event_attributes
-                    cause = WorkflowTaskFailedCause.Name(attributes.cause)
-                    failed.append(f"{key}: {cause}: {attributes.failure.message[:200]}")
+        scheduled = 0
+        for event in history.events:
+            if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:
+                attributes = event.workflow_task_failed_event_attributes
+                cause = WorkflowTaskFailedCause.Name(attributes.cause)
+                failed.append(f"{key}: {cause}: {attributes.failure.message[:200]}")
+            elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+                activity = event.activity_task_scheduled_event_attributes.activity_type.name
+                scheduled += activity == CALL_TOOL_ACTIVITY
+        started[key] = scheduled
 
     await asyncio.gather(*(one(key) for key in keys))
-    return tuple(sorted(failed))
+    return _HistoryAudit(workflow_task_failures=tuple(sorted(failed)), tool_rounds_started=started)

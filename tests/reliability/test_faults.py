@@ -57,6 +57,7 @@ async def test_worker_and_server_kills_lose_and_duplicate_nothing(
     assert report.audit.strangers == ()
     assert report.audit.effects >= report.phases.get(Phase.COMPLETED.value, 0)
     assert report.workflow_task_failures == ()
+    assert report.rounds_rerun == (), "a tool round was scheduled twice for one call"
 
 
 async def test_retry_safe_tool_is_run_again_when_its_worker_dies(

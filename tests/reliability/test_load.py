@@ -27,5 +27,6 @@ async def test_every_call_completes_exactly_once(
     assert report.audit.misrouted == ()
     assert report.audit.strangers == ()
     assert report.workflow_task_failures == ()
+    assert report.rounds_rerun == (), "a tool round was scheduled twice for one call"
     assert report.answerer["answered"] == CALLS, report.answerer
     assert report.worker_crash_logs == ()

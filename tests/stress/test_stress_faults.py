@@ -48,6 +48,7 @@ async def test_thousand_calls_survive_worker_and_server_kills(
             "duplicated": len(report.audit.duplicated),
             "misrouted": len(report.audit.misrouted),
             "workflow_task_failed": len(report.workflow_task_failures),
+            "rounds_rerun": len(report.rounds_rerun),
             "answerer": report.answerer,
         },
     )
@@ -63,3 +64,4 @@ async def test_thousand_calls_survive_worker_and_server_kills(
     assert report.audit.misrouted == ()
     assert report.audit.strangers == ()
     assert report.workflow_task_failures == ()
+    assert report.rounds_rerun == (), "a tool round was scheduled twice for one call"

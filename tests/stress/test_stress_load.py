@@ -35,6 +35,7 @@ async def test_thousand_calls_complete_exactly_once(
             "duplicated": len(report.audit.duplicated),
             "misrouted": len(report.audit.misrouted),
             "workflow_task_failed": len(report.workflow_task_failures),
+            "rounds_rerun": len(report.rounds_rerun),
             "answerer": report.answerer,
         },
     )
@@ -46,5 +47,6 @@ async def test_thousand_calls_complete_exactly_once(
     assert report.audit.misrouted == ()
     assert report.audit.strangers == ()
     assert report.workflow_task_failures == ()
+    assert report.rounds_rerun == (), "a tool round was scheduled twice for one call"
     assert report.answerer["answered"] == CALLS, report.answerer
     assert report.worker_crash_logs == ()

@@ -196,6 +196,7 @@ def explicit_answers(call_id: str) -> tuple[tuple[Any, str | None], ...]:
         deep = [deep]
     return (
         (deep_nesting(100_000).encode(), None),
+        (deep_nesting(100_000), None),
         (deep, None),
         (
             (

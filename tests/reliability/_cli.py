@@ -7,9 +7,35 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._hostile import deep_nesting
 from ._processes import python_environment
 
-__all__ = ["CliRun", "run_cli"]
+__all__ = ["CLI_ANSWERS", "CLI_REQUESTS", "CliRun", "run_cli"]
+
+
+CLI_REQUESTS: tuple[tuple[str | bytes, str | bytes], ...] = (
+    ("echo", deep_nesting(60_000)),
+    ("echo", '{"text":"a","text":"b"}'),
+    ("echo", '{"text":"\\ud800"}'),
+    ("echo", '{"text":"a","times":' + "9" * 10_000 + "}"),
+    ("echo", '{"text":1}'),
+    ("echo", b"\xff\xfe\x80{"),
+    ("no_such_tool", '{"text":"a"}'),
+    ("echo;rm -rf /", '{"text":"a"}'),
+)
+"""Hostile ``scope-tool call NAME ARGS`` cases. One argument holds at most 128 KiB (a kernel
+limit), so the deepest nesting here is 60 000 levels and 1 MiB payloads go through the facade."""
+
+CLI_ANSWERS: tuple[str | bytes, ...] = (
+    deep_nesting(60_000),
+    '{"approve":true,"approve":false,"key":"k"}',
+    '{"approve":true,"key":"\\udc00"}',
+    '{"approve":1e999999,"key":"k"}',
+    "true",
+    b"\xc3\x28",
+    "not json",
+)
+"""Hostile ``scope-tool answer ID JSON`` cases, each sent to a call of ``approve_write``."""
 
 
 def _command() -> list[str]:

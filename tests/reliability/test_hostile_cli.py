@@ -17,31 +17,10 @@ import uuid
 from scope_tool import Request
 from workflows import Phase, ToolCalls
 
-from ._cli import run_cli
+from ._cli import CLI_ANSWERS, CLI_REQUESTS, run_cli
 from ._dev_server import DedicatedDevServer
-from ._hostile import deep_nesting, workflow_task_failures
+from ._hostile import workflow_task_failures
 from ._processes import WorkerProcess
-
-CLI_REQUESTS: tuple[tuple[str | bytes, str | bytes], ...] = (
-    ("echo", deep_nesting(60_000)),
-    ("echo", '{"text":"a","text":"b"}'),
-    ("echo", '{"text":"\\ud800"}'),
-    ("echo", '{"text":"a","times":' + "9" * 10_000 + "}"),
-    ("echo", '{"text":1}'),
-    ("echo", b"\xff\xfe\x80{"),
-    ("no_such_tool", '{"text":"a"}'),
-    ("echo;rm -rf /", '{"text":"a"}'),
-)
-
-CLI_ANSWERS: tuple[str | bytes, ...] = (
-    deep_nesting(60_000),
-    '{"approve":true,"approve":false,"key":"k"}',
-    '{"approve":true,"key":"\\udc00"}',
-    '{"approve":1e999999,"key":"k"}',
-    "true",
-    b"\xc3\x28",
-    "not json",
-)
 
 
 async def test_cli_refuses_hostile_calls(

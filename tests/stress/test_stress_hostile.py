@@ -10,7 +10,7 @@ import os
 import uuid
 
 import pytest
-from reliability._cli import run_cli
+from reliability._cli import CLI_ANSWERS, CLI_REQUESTS, run_cli
 from reliability._dev_server import DedicatedDevServer
 from reliability._hostile import (
     EXPLICIT_REQUESTS,
@@ -36,14 +36,12 @@ GENERATED_CLI = 30
 ARGUMENT_LIMIT = 100_000  # below the kernel's 128 KiB per command-line argument
 
 
-def _fits_command_line(text: str) -> bool:
-    if "\x00" in text or len(text) > ARGUMENT_LIMIT:
-        return False
+def _fits_command_line(text: str | bytes) -> bool:
     try:
-        os.fsencode(text)
+        encoded = os.fsencode(text)
     except UnicodeError:
         return False
-    return True
+    return b"\x00" not in encoded and len(encoded) <= ARGUMENT_LIMIT
 
 
 @pytest.mark.timeout(900)
@@ -109,9 +107,11 @@ async def test_cli_refuses_hostile_input(
     violations: list[str] = []
     tried = {"calls": 0, "answers": 0}
 
-    async def call_refused(pair: tuple[str, str]) -> None:
+    async def call_refused(pair: tuple[str | bytes, str | bytes]) -> None:
         name, arguments = pair
-        if not (_fits_command_line(name) and _fits_command_line(arguments)) or name.startswith("-"):
+        if not (_fits_command_line(name) and _fits_command_line(arguments)):
+            return
+        if os.fsencode(name).startswith(b"-"):
             return
         tried["calls"] += 1
         run = await run_cli(
@@ -135,6 +135,7 @@ async def test_cli_refuses_hostile_input(
         call_refused,
         loop=loop,
         max_examples=GENERATED_CLI,
+        explicit=CLI_REQUESTS,
     )
 
     call_id = f"cli-stress-{uuid.uuid4().hex[:12]}"
@@ -147,10 +148,8 @@ async def test_cli_refuses_hostile_input(
             break
         await asyncio.sleep(0.05)
 
-    async def answer_refused(text: str | None) -> None:
-        if text is None:
-            return
-        if not _fits_command_line(text) or text.startswith("-"):
+    async def answer_refused(text: str | bytes | None) -> None:
+        if text is None or not _fits_command_line(text) or os.fsencode(text).startswith(b"-"):
             return
         tried["answers"] += 1
         run = await run_cli(
@@ -173,6 +172,7 @@ async def test_cli_refuses_hostile_input(
         answer_refused,
         loop=loop,
         max_examples=GENERATED_CLI,
+        explicit=CLI_ANSWERS,
     )
     record_figures(
         "hostile_cli",

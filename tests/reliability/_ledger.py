@@ -11,6 +11,7 @@ Several worker processes write at once; WAL mode and a long busy timeout make th
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import time
@@ -141,6 +142,17 @@ class SideEffectLedger:
             return int(count)
         finally:
             connection.close()
+
+    def longest_pause(self) -> float:
+        """The longest gap, in seconds, between two consecutive effects (an outage's cost)."""
+        connection = self._connect()
+        try:
+            times = [
+                float(row[0]) for row in connection.execute("SELECT at FROM effects ORDER BY at")
+            ]
+        finally:
+            connection.close()
+        return max((later - earlier for earlier, later in itertools.pairwise(times)), default=0.0)
 
     def rows(self) -> tuple[tuple[str, str, str], ...]:
         """Every row as ``(call_key, answered_key, tool)``."""

@@ -72,6 +72,7 @@ class LoadReport:
     rounds_rerun: tuple[str, ...]
     faults: tuple[str, ...]
     answerer: dict[str, Any]
+    longest_pause_seconds: float = 0.0
     worker_crash_logs: tuple[str, ...] = field(default=())
 
     @property
@@ -89,6 +90,7 @@ class LoadReport:
             f"outcome-unknown {self.outcome_unknown} {self.unknown_by_round}; not terminal {len(self.not_terminal)}; "
             f"WorkflowTaskFailed {len(self.workflow_task_failures)}; "
             f"rounds re-run {len(self.rounds_rerun)}; faults {list(self.faults)}; "
+            f"longest pause between effects {self.longest_pause_seconds:.1f} s; "
             f"answerer {self.answerer}"
         )
 
@@ -237,6 +239,7 @@ async def run_load(
         ),
         faults=tuple(faults_done),
         answerer=answer_report,
+        longest_pause_seconds=ledger.longest_pause(),
         worker_crash_logs=crash_logs,
     )
 

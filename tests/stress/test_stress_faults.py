@@ -49,6 +49,7 @@ async def test_thousand_calls_survive_worker_and_server_kills(
             "misrouted": len(report.audit.misrouted),
             "workflow_task_failed": len(report.workflow_task_failures),
             "rounds_rerun": len(report.rounds_rerun),
+            "longest_pause_between_effects_s": round(report.longest_pause_seconds, 1),
             "answerer": report.answerer,
         },
     )

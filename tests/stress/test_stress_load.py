@@ -36,6 +36,7 @@ async def test_thousand_calls_complete_exactly_once(
             "misrouted": len(report.audit.misrouted),
             "workflow_task_failed": len(report.workflow_task_failures),
             "rounds_rerun": len(report.rounds_rerun),
+            "longest_pause_between_effects_s": round(report.longest_pause_seconds, 1),
             "answerer": report.answerer,
         },
     )

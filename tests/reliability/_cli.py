@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._hostile import deep_nesting
+from ._hostile_inputs import deep_nesting
 from ._processes import python_environment
 
 __all__ = ["CLI_ANSWERS", "CLI_REQUESTS", "CliRun", "run_cli"]

@@ -16,8 +16,8 @@ import pytest
 from scope_tool import Request
 from workflows import AnswerReceipt, AnswerRejectedError, Phase, ToolCallHandle, ToolCalls
 
-from ._hostile import workflow_task_failures
 from ._ledger import SideEffectLedger
+from ._refusals import workflow_task_failures
 
 CONCURRENT_ANSWERS = 64
 

@@ -19,8 +19,8 @@ from workflows import Phase, ToolCalls
 
 from ._cli import CLI_ANSWERS, CLI_REQUESTS, run_cli
 from ._dev_server import DedicatedDevServer
-from ._hostile import workflow_task_failures
 from ._processes import WorkerProcess
+from ._refusals import workflow_task_failures
 
 
 async def test_cli_refuses_hostile_calls(

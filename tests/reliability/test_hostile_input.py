@@ -1,6 +1,6 @@
 """Hostile input through the client facade: requests and answers, fuzzed by hypothesis.
 
-Every example must be refused cleanly (see ``_hostile``): a clear error or an INVALID call for
+Every example must be refused cleanly (see ``_refusals``): a clear error or an INVALID call for
 requests, ``AnswerRejectedError`` and an unchanged call for answers; no WorkflowTaskFailed in
 any history, and the worker process still alive at the end. The stress suite runs the same
 properties with many more examples.
@@ -17,21 +17,23 @@ from temporalio.api.enums.v1 import EventType
 from scope_tool import Request
 from workflows import Phase, ToolCallHandle, ToolCalls
 
-from ._hostile import (
+from ._hostile_inputs import (
     EXPLICIT_REQUESTS,
     HOSTILE_CALL_IDS,
+    explicit_answers,
+    hostile_answers,
+    hostile_requests,
+)
+from ._ledger import SideEffectLedger
+from ._processes import WorkerProcess
+from ._refusals import (
     HostileTally,
     check_answer_refused,
     check_call_id,
     check_request_refused,
-    explicit_answers,
-    hostile_answers,
-    hostile_requests,
     run_property,
     workflow_task_failures,
 )
-from ._ledger import SideEffectLedger
-from ._processes import WorkerProcess
 
 GENERATED_REQUESTS = 40
 GENERATED_ANSWERS = 150

@@ -12,18 +12,20 @@ import uuid
 import pytest
 from reliability._cli import CLI_ANSWERS, CLI_REQUESTS, run_cli
 from reliability._dev_server import DedicatedDevServer
-from reliability._hostile import (
+from reliability._hostile_inputs import (
     EXPLICIT_REQUESTS,
-    HostileTally,
-    check_answer_refused,
-    check_request_refused,
     explicit_answers,
     hostile_answers,
     hostile_requests,
+)
+from reliability._processes import WorkerProcess
+from reliability._refusals import (
+    HostileTally,
+    check_answer_refused,
+    check_request_refused,
     run_property,
     workflow_task_failures,
 )
-from reliability._processes import WorkerProcess
 
 from scope_tool import Request
 from workflows import Phase, ToolCalls

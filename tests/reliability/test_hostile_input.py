@@ -9,12 +9,16 @@ properties with many more examples.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
+from datetime import timedelta
+from typing import Any
 
 from temporalio.api.enums.v1 import EventType
 
 from scope_tool import Request
+from scope_tool.errors import ToolError
 from workflows import Phase, ToolCallHandle, ToolCalls
 
 from ._hostile_inputs import (
@@ -168,3 +172,53 @@ async def test_answer_past_temporal_payload_limit_is_refused_without_failing_the
         handle.answer({"approve": True, "key": handle.call_id}, answered_by="tester"), 10
     )
     assert (await asyncio.wait_for(handle.result(), 30)).phase is Phase.COMPLETED
+
+
+HOSTILE_START_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("answer_timeout of a million years", {"answer_timeout": timedelta(days=999_999_999)}),
+    ("answer_timeout of 200 years", {"answer_timeout": timedelta(days=365 * 200)}),
+    ("answer_timeout of 1 microsecond", {"answer_timeout": timedelta(microseconds=1)}),
+    ("allowed_answerers of 3 MB", {"allowed_answerers": ["a" * 3_000_000]}),
+    ("allowed_answerers with a lone surrogate", {"allowed_answerers": ["\ud800"]}),
+    ("allowed_answerers as one string", {"allowed_answerers": "alice"}),
+    ("notify_url that is not a URL", {"notify_url": "file:///etc/passwd"}),
+)
+
+
+async def test_hostile_start_options_are_refused_or_harmless(
+    reliability_calls: ToolCalls, tool_worker: WorkerProcess
+) -> None:
+    """The caller's own options: refused at start with a clear error, or the call runs normally
+    (asks, or expires at once), and never a failed workflow task."""
+    violations: list[str] = []
+    for label, options in HOSTILE_START_OPTIONS:
+        call_id = f"hostile-options-{uuid.uuid4().hex[:12]}"
+        request = Request(name="approve_write", arguments=json.dumps({"key": call_id}))
+        try:
+            handle = await reliability_calls.start(request, call_id=call_id, **options)
+        except (ToolError, ValueError, TypeError) as error:
+            if not str(error).strip():
+                violations.append(f"{label}: empty refusal")
+            continue
+        except Exception as error:
+            violations.append(f"{label}: {type(error).__name__}: {str(error)[:200]}")
+            continue
+        phase = None
+        for _ in range(100):
+            try:
+                phase = (await handle.status(wait_for_worker=timedelta(seconds=3))).phase
+            except Exception as error:
+                phase = f"status failed: {type(error).__name__}"
+                break
+            if phase in (Phase.AWAITING_INPUT, Phase.EXPIRED):
+                break
+            await asyncio.sleep(0.05)
+        if phase not in (Phase.AWAITING_INPUT, Phase.EXPIRED):
+            violations.append(f"{label}: the call is stuck ({phase})")
+        failures = await workflow_task_failures(reliability_calls.client, [call_id])
+        if failures:
+            violations.append(f"{label}: WorkflowTaskFailed: {failures[0][:200]}")
+        with contextlib.suppress(Exception):
+            await handle.cancel()
+    assert violations == [], "\n".join(violations)
+    assert tool_worker.alive

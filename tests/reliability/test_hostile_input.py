@@ -177,6 +177,7 @@ async def test_answer_past_temporal_payload_limit_is_refused_without_failing_the
 HOSTILE_START_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("answer_timeout of a million years", {"answer_timeout": timedelta(days=999_999_999)}),
     ("answer_timeout of 200 years", {"answer_timeout": timedelta(days=365 * 200)}),
+    ("answer_timeout of 999 years", {"answer_timeout": timedelta(days=365 * 999)}),
     ("answer_timeout of 1 microsecond", {"answer_timeout": timedelta(microseconds=1)}),
     ("allowed_answerers of 3 MB", {"allowed_answerers": ["a" * 3_000_000]}),
     ("allowed_answerers with a lone surrogate", {"allowed_answerers": ["\ud800"]}),

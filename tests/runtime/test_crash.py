@@ -97,7 +97,8 @@ async def test_tool_not_safe_to_retry_ends_outcome_unknown(
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT
     ]
     assert len(timed_out) == 1
-    assert (timed_out[0] - killed_at).total_seconds() < HEARTBEAT.total_seconds() + 1
+    # (slack for a busy shared machine; the start-to-close timeout alone would be 24 h)
+    assert (timed_out[0] - killed_at).total_seconds() < HEARTBEAT.total_seconds() + 3
     assert outcome.phase is Phase.ERRORED
     assert outcome.message.startswith("outcome unknown: round 1 of tool 'slow'")
     assert "not marked retry-safe" in outcome.message

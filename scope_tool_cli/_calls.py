@@ -149,44 +149,70 @@ async def run_status(args: argparse.Namespace) -> int:
 
 
 async def run_pending(args: argparse.Namespace) -> int:
-    """List the calls waiting for a person, oldest question first."""
-    from workflows import Phase
+    """List the calls waiting for a person, oldest question first.
+
+    A call whose status cannot be read (its worker is gone, so nothing answers the query) is
+    still listed, with the reason, rather than hiding it or failing the whole list.
+    """
+    from workflows import CallSummary, Phase
 
     calls = await connect(ConnectionOptions.from_args(args))
     try:
         summaries = await calls.list(phase=Phase.AWAITING_INPUT, tool=args.tool, limit=args.limit)
     except Exception as error:
         raise CommandError(f"cannot list waiting calls: {error}") from None
-    statuses = await asyncio.gather(
-        *(_status(calls.get(summary.call_id), summary.call_id) for summary in summaries)
+
+    async def read(summary: CallSummary) -> CallStatus | str:
+        try:
+            return await _status(calls.get(summary.call_id), summary.call_id)
+        except CommandError as error:
+            return error.message
+
+    found = await asyncio.gather(*(read(summary) for summary in summaries))
+    waiting = sorted(
+        (
+            (status, status.pending)
+            for status in found
+            if not isinstance(status, str) and status.pending is not None
+        ),
+        key=lambda pair: pair[1].asked_at,
     )
-    waiting = [status for status in statuses if status.pending is not None]
-    waiting.sort(key=lambda status: status.pending.asked_at if status.pending else 0)
+    unreadable = [
+        (summary, problem)
+        for summary, problem in zip(summaries, found, strict=True)
+        if isinstance(problem, str)
+    ]
     if args.json:
-        listed = [
+        listed: list[dict[str, object]] = [
             {
                 "call_id": status.call_id,
                 "tool": status.tool,
                 "round": status.round,
-                "pending": pending_to_json(status.pending),
+                "pending": pending_to_json(pending),
             }
-            for status in waiting
-            if status.pending is not None
+            for status, pending in waiting
+        ]
+        listed += [
+            {"call_id": summary.call_id, "tool": summary.tool, "error": problem}
+            for summary, problem in unreadable
         ]
         _print(json.dumps(listed, indent=2, ensure_ascii=False))
         return EXIT_OK
-    if not waiting:
+    if not waiting and not unreadable:
         _print("no calls are waiting for input")
         return EXIT_OK
     rows = [
         (
             status.call_id,
             status.tool,
-            status.pending.asked_at.isoformat(timespec="seconds"),
-            _shorten(prompt_text(status.pending.prompt), 70),
+            pending.asked_at.isoformat(timespec="seconds"),
+            _shorten(prompt_text(pending.prompt), 70),
         )
-        for status in waiting
-        if status.pending is not None
+        for status, pending in waiting
+    ]
+    rows += [
+        (summary.call_id, summary.tool, "?", _shorten(f"(unreadable: {problem})", 70))
+        for summary, problem in unreadable
     ]
     _print(render_table(("CALL ID", "TOOL", "ASKED AT", "PROMPT"), rows))
     _print(

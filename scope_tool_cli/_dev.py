@@ -45,6 +45,8 @@ READY_LINE = "scope-tool dev is ready"
 
 _STARTUP_SECONDS = 60.0
 _WORKER_READY = "worker ready"
+_MAX_WORKER_RESTARTS = 3
+_RESTART_WINDOW_SECONDS = 60.0
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Ctrl-C, a supervisor's stop, a closed terminal: each stops the whole tree in order."""
 
@@ -149,8 +151,52 @@ def _settings(args: argparse.Namespace) -> DevServerSettings:
     )
 
 
+class _Children:
+    """The processes ``dev`` owns; a crashed worker is replaced, within limits."""
+
+    def __init__(self, *, settings: DevServerSettings, args: argparse.Namespace) -> None:
+        self.settings = settings
+        self.args = args
+        self.server: subprocess.Popen[bytes] | None = None
+        self.worker: subprocess.Popen[bytes] | None = None
+        self.inbox: asyncio.Task[None] | str = "not started"
+        self.worker_crashes: list[float] = []
+
+    @property
+    def worker_log(self) -> Path:
+        return self.settings.data_dir / "worker.log"
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        self.worker = _start_worker(
+            settings=self.settings, tools=self.args.tools, task_queue=self.args.task_queue
+        )
+        return self.worker
+
+    def facts(self) -> dict[str, object]:
+        """What the lock file says, for a second ``dev`` and for tests."""
+        return {
+            "pid": os.getpid(),
+            "port": self.args.port,
+            "ui_port": self.args.ui_port,
+            "server_pid": self.server.pid if self.server else None,
+            "worker_pid": self.worker.pid if self.worker else None,
+            "inbox_port": self.args.inbox_port if isinstance(self.inbox, asyncio.Task) else None,
+        }
+
+    async def stop_all(self) -> None:
+        """Inbox, then worker, then server: nothing is left polling a stopped server."""
+        if isinstance(self.inbox, asyncio.Task):
+            self.inbox.cancel()
+            with contextlib.suppress(BaseException):
+                await self.inbox
+        if self.worker is not None:
+            await asyncio.to_thread(stop_process, self.worker)
+        if self.server is not None:
+            await asyncio.to_thread(stop_process, self.server)
+
+
 async def run_dev(args: argparse.Namespace) -> int:
-    """Run everything until Ctrl-C / SIGTERM; return 0 after a clean stop."""
+    """Run everything until Ctrl-C / SIGTERM / SIGHUP; return 0 after a clean stop."""
     for flag, port in (("--port", args.port), ("--ui-port", args.ui_port)):
         if not 0 < port < 65536:
             raise CommandError(f"{flag} must be a TCP port, got {port}", exit_code=EXIT_USAGE)
@@ -161,70 +207,67 @@ async def run_dev(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for signum in _STOP_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
-    server: subprocess.Popen[bytes] | None = None
-    worker: subprocess.Popen[bytes] | None = None
-    inbox: asyncio.Task[None] | str = "not started"
+    children = _Children(settings=settings, args=args)
     try:
-        server = start_dev_server(settings)
-        lock.record(pid=os.getpid(), port=args.port, ui_port=args.ui_port, server_pid=server.pid)
+        children.server = server = start_dev_server(settings)
+        lock.record(**children.facts())
         calls = await _wait_until_serving(server, settings, args.task_queue)
         await _wait_for_port(settings.ip, settings.ui_port, "Web UI")
-        worker = _start_worker(settings=settings, tools=args.tools, task_queue=args.task_queue)
-        await _wait_for_worker(worker, settings.data_dir / "worker.log")
+        await _wait_for_worker(children.start_worker(), children.worker_log)
         if not args.no_inbox:
-            inbox = _start_inbox(calls, ip=settings.ip, port=args.inbox_port)
-        lock.record(
-            pid=os.getpid(),
-            port=args.port,
-            ui_port=args.ui_port,
-            server_pid=server.pid,
-            worker_pid=worker.pid,
-            inbox_port=args.inbox_port if isinstance(inbox, asyncio.Task) else None,
-        )
-        _announce(settings, args, inbox)
-        return await _supervise(stop, server=server, worker=worker, settings=settings, inbox=inbox)
+            children.inbox = _start_inbox(calls, ip=settings.ip, port=args.inbox_port)
+        lock.record(**children.facts())
+        _announce(settings, args, children.inbox)
+        return await _supervise(stop, children=children, lock=lock)
     finally:
         for signum in _STOP_SIGNALS:
             loop.remove_signal_handler(signum)
-        if isinstance(inbox, asyncio.Task):
-            inbox.cancel()
-            with contextlib.suppress(BaseException):
-                await inbox
-        if worker is not None:
-            await asyncio.to_thread(stop_process, worker)
-        if server is not None:
-            await asyncio.to_thread(stop_process, server)
+        await children.stop_all()
         lock.release()
 
 
-async def _supervise(
-    stop: asyncio.Event,
-    *,
-    server: subprocess.Popen[bytes],
-    worker: subprocess.Popen[bytes],
-    settings: DevServerSettings,
-    inbox: asyncio.Task[None] | str,
-) -> int:
-    """Wait for a stop signal, watching that the children (and the inbox) stay alive."""
+async def _supervise(stop: asyncio.Event, *, children: _Children, lock: DevLock) -> int:
+    """Wait for a stop signal; restart a crashed worker, stop if the server dies."""
     inbox_reported = False
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=0.5)
-        if server.poll() is not None:
+        if stop.is_set():
+            break
+        server, worker, inbox = children.server, children.worker, children.inbox
+        if server is not None and server.poll() is not None:
             _print(f"the Temporal dev server stopped (code {server.returncode}); stopping.")
-            _print(log_tail(settings.log_file))
+            _print(log_tail(children.settings.log_file))
             return EXIT_FAILED
-        if worker.poll() is not None:
-            worker_log = settings.data_dir / "worker.log"
-            _print(f"the worker stopped (code {worker.returncode}); stopping. {worker_log}:")
-            _print(log_tail(worker_log))
-            return EXIT_FAILED
+        if worker is not None and worker.poll() is not None:
+            if not _may_restart(children):
+                _print(
+                    f"the worker keeps stopping (code {worker.returncode}, "
+                    f"{_MAX_WORKER_RESTARTS} times within {_RESTART_WINDOW_SECONDS:g}s); "
+                    f"stopping. {children.worker_log} ends with:"
+                )
+                _print(log_tail(children.worker_log))
+                return EXIT_FAILED
+            _print(
+                f"the worker stopped (code {worker.returncode}); restarting it "
+                "(calls wait in Temporal meanwhile, nothing is lost)"
+            )
+            children.start_worker()
+            lock.record(**children.facts())
         if isinstance(inbox, asyncio.Task) and inbox.done() and not inbox_reported:
             inbox_reported = True
             problem = inbox.exception() if not inbox.cancelled() else None
             _print(f"the inbox stopped ({problem or 'finished'}); the rest keeps running")
     _print("stopping: worker, then the Temporal dev server ...")
     return EXIT_OK
+
+
+def _may_restart(children: _Children) -> bool:
+    now = time.monotonic()
+    recent = [at for at in children.worker_crashes if now - at < _RESTART_WINDOW_SECONDS]
+    recent.append(now)
+    children.worker_crashes = recent
+    return len(recent) < _MAX_WORKER_RESTARTS
 
 
 def _announce(

@@ -10,12 +10,21 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from ._cli import DevProcess, assert_user_error, free_port, run_cli, start_dev, wait_until_gone
+from ._cli import (
+    DevProcess,
+    assert_user_error,
+    cli_command,
+    free_port,
+    run_cli,
+    start_dev,
+    wait_until_gone,
+)
 
 
 def _children(dev: DevProcess) -> tuple[int, int]:
@@ -166,4 +175,44 @@ def test_a_crashed_worker_is_restarted_and_the_call_survives(tmp_path: Path) -> 
         assert result.code == 0, result
         assert (tmp_path / "data" / "files" / "survivor.txt").read_text() == "still here"
     finally:
+        assert dev.stop(signal.SIGINT) == 0
+
+
+def test_pending_still_lists_a_call_nobody_can_answer_for(tmp_path: Path) -> None:
+    """Its worker gone, a waiting call's status query times out; ``pending`` still shows it."""
+    dev = start_dev(tmp_path / "data")
+    queue = "short-lived-worker"
+    worker = subprocess.Popen(
+        cli_command("worker", "--tools", "workers.examples:registry", "--task-queue", queue),
+        env={**os.environ, "SCOPE_TOOL_ADDRESS": dev.address},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        arguments = '{"path": "orphan.txt", "content": "x"}'
+        started = run_cli(
+            "call",
+            "write_file",
+            arguments,
+            "--id",
+            "orphan",
+            "--task-queue",
+            queue,
+            address=dev.address,
+        )
+        assert started.code == 0, started
+        assert _wait_phase(dev.address, "orphan", "AWAITING_INPUT")
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
+        listed = run_cli("pending", address=dev.address, timeout=90)
+        assert listed.code == 0, listed
+        row = next(line for line in listed.stdout.splitlines() if line.startswith("orphan"))
+        assert "(unreadable:" in row
+        as_json = json.loads(run_cli("pending", "--json", address=dev.address, timeout=90).stdout)
+        assert as_json[0]["call_id"] == "orphan"
+        assert "none answered" in as_json[0]["error"]
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
         assert dev.stop(signal.SIGINT) == 0

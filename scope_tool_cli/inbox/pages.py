@@ -1,0 +1,236 @@
+"""The HTML pages: the waiting list, one call's page, and the form answer that goes through it.
+
+A form answer is converted (:mod:`.form_values`) and sent with ``handle.answer`` and the pending
+``request_id``, so the workflow's validator is the judge: a refusal (schema, stale question, not
+an allowed answerer) comes back onto the same page next to the form, with every value kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable
+from pathlib import Path
+from urllib.parse import quote
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.templating import Jinja2Templates
+from temporalio.service import RPCError
+
+from scope_tool_cli.inbox.csrf import FormTokens, foreign_origin
+from scope_tool_cli.inbox.form_values import (
+    ANSWER_JSON_KEY,
+    VIA_JSON,
+    VIA_KEY,
+    AnswerFormError,
+    FieldProblem,
+    answer_from_form,
+)
+from scope_tool_cli.inbox.forms import FormKind, build_answer_form
+from scope_tool_cli.inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_bytes, refusal_text
+from scope_tool_cli.inbox.views import (
+    call_fingerprint,
+    call_path,
+    pending_fingerprint,
+    prompt_view,
+    relative_time,
+)
+from workflows import AnswerRejectedError, CallNotFoundError, ToolCallsError
+
+__all__ = ["InboxPages"]
+
+_TEMPLATES = Path(__file__).parent / "templates"
+_CSRF_KEY = "_csrf"
+_REQUEST_ID_KEY = "_request_id"
+_FORM_KEY = "_form"
+
+
+def _pretty(raw: bytes) -> str:
+    try:
+        return json.dumps(json.loads(raw), indent=2, ensure_ascii=False)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+class InboxPages:
+    """The pages' endpoints; each takes the request and the person's identity.
+
+    Args:
+        reader: Reads calls through the facade.
+        form_tokens: Signs the per-person form token (CSRF).
+        refresh_ms: How often open pages poll the API for changes.
+    """
+
+    def __init__(self, reader: CallReader, *, form_tokens: FormTokens, refresh_ms: int) -> None:
+        self._reader = reader
+        self._form_tokens = form_tokens
+        self._refresh_ms = refresh_ms
+        environment = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(_TEMPLATES),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+        )
+        environment.globals["relative_time"] = relative_time
+        environment.globals["call_path"] = call_path
+        self._templates = Jinja2Templates(env=environment)
+
+    def unauthorized(self, request: Request, message: str) -> Response:
+        """The sign-in page (401) saying what was missing or wrong."""
+        return self._templates.TemplateResponse(
+            request, "unauthorized.html", {"message": message}, status_code=401
+        )
+
+    def _problem(self, request: Request, identity: str, message: str, code: int) -> Response:
+        return self._templates.TemplateResponse(
+            request, "problem.html", {"identity": identity, "message": message}, status_code=code
+        )
+
+    async def waiting_list(self, request: Request, identity: str) -> Response:
+        """``/``: the calls waiting for an answer, newest question first."""
+        try:
+            waiting, unreadable = await self._reader.waiting()
+            problem = ""
+        except (ToolCallsError, RPCError) as error:
+            waiting, unreadable, problem = [], [], str(error)
+        rows = [
+            {"status": s, "pending": s.pending, "prompt": prompt_view(s.pending.prompt)}
+            for s in waiting
+            if s.pending is not None
+        ]
+        fingerprint = pending_fingerprint(
+            [s.pending.request_id for s in waiting if s.pending is not None]
+        )
+        return self._templates.TemplateResponse(
+            request,
+            "list.html",
+            {
+                "identity": identity,
+                "rows": rows,
+                "unreadable": unreadable,
+                "problem": problem,
+                "poll_url": "/api/pending",
+                "page_url": "/",
+                "fingerprint": fingerprint,
+                "refresh_ms": self._refresh_ms,
+            },
+        )
+
+    async def call(
+        self,
+        request: Request,
+        identity: str,
+        *,
+        values: dict[str, list[str]] | None = None,
+        refusal: str = "",
+        problems: tuple[FieldProblem, ...] = (),
+        status_code: int = 200,
+    ) -> Response:
+        """``/calls/{id}``: the question, its form, the answers so far, the outcome."""
+        call_id = request.path_params["call_id"]
+        try:
+            status = await self._reader.status(call_id)
+        except CallNotFoundError as error:
+            return self._problem(request, identity, str(error), 404)
+        except (ToolCallsError, TimeoutError) as error:
+            message = (
+                str(error) or "the call's status did not come back in time (is a worker running?)"
+            )
+            return self._problem(request, identity, message, 502)
+        pending = status.pending
+        form = build_answer_form(pending.response_schema) if pending is not None else None
+        # Shown when the runtime reports it (a CallStatus field added later keeps working here).
+        allowed = tuple(getattr(status, "allowed_answerers", ()) or ())
+        kept = values or {}
+        return self._templates.TemplateResponse(
+            request,
+            "call.html",
+            {
+                "identity": identity,
+                "status": status,
+                "pending": pending,
+                "prompt": prompt_view(pending.prompt) if pending is not None else None,
+                "form": form,
+                "values": kept,
+                "submitted": kept.get(_FORM_KEY) == ["fields"],
+                "problems": {problem.name: problem.message for problem in problems},
+                "problem_list": problems,
+                "refusal": refusal,
+                "answered": request.query_params.get("answered", ""),
+                "allowed": allowed,
+                "may_answer": not allowed or identity in allowed,
+                "csrf": self._form_tokens.token(identity),
+                "answer_url": call_path(call_id) + "/answer",
+                "poll_url": "/api" + call_path(call_id),
+                "page_url": call_path(call_id),
+                "fingerprint": call_fingerprint(status),
+                "refresh_ms": self._refresh_ms,
+                "outcome_text": status.outcome.output.text() if status.outcome else None,
+                "answer_text": {a.request_id: _pretty(a.response) for a in status.answers},
+            },
+            status_code=status_code,
+        )
+
+    async def answer(self, request: Request, identity: str) -> Response:
+        """``POST /calls/{id}/answer``: convert, send, and redirect, or show the refusal."""
+        call_id = request.path_params["call_id"]
+        async with request.form(max_files=0, max_fields=2000) as form_data:
+            values: dict[str, list[str]] = {}
+            for key, item in form_data.multi_items():
+                if isinstance(item, str):
+                    values.setdefault(key, []).append(item)
+
+        def again(
+            refusal: str, code: int, problems: tuple[FieldProblem, ...] = ()
+        ) -> Awaitable[Response]:
+            return self.call(
+                request,
+                identity,
+                values=values,
+                refusal=refusal,
+                problems=problems,
+                status_code=code,
+            )
+
+        foreign = foreign_origin(request)
+        if foreign is not None:
+            return await again(f"refused: this form was posted from another site ({foreign})", 403)
+        if not self._form_tokens.valid(identity, (values.get(_CSRF_KEY) or [""])[0]):
+            return await again(
+                "the form's security token is stale (the inbox restarted or you signed in as "
+                "someone else); check the values and send again",
+                403,
+            )
+        request_id = (values.get(_REQUEST_ID_KEY) or [""])[0]
+        try:
+            status = await self._reader.status(call_id)
+        except CallNotFoundError as error:
+            return self._problem(request, identity, str(error), 404)
+        except (ToolCallsError, TimeoutError) as error:
+            return await again(f"could not read the call: {error or 'timed out'}", 502)
+        if status.pending is None or status.pending.request_id != request_id:
+            return await again(
+                "this question is no longer pending (someone else answered it, or it expired); "
+                "nothing was sent",
+                409,
+            )
+        form = build_answer_form(status.pending.response_schema)
+        try:
+            answer = answer_from_form(form, values)
+        except AnswerFormError as error:
+            return await again("some values need fixing; nothing was sent", 422, error.problems)
+        if form.kind is FormKind.JSON or values.get(VIA_KEY) == [VIA_JSON]:
+            # Sent as written: the workflow sees the person's exact JSON text.
+            payload = (values.get(ANSWER_JSON_KEY) or [""])[0].encode("utf-8")
+        else:
+            payload = json_bytes(answer)
+        try:
+            await self._reader.calls.get(call_id).answer(
+                payload, request_id=request_id, answered_by=identity
+            )
+        except AnswerRejectedError as error:
+            return await again(refusal_text(error), REFUSAL_HTTP_STATUS.get(error.reason, 422))
+        except ToolCallsError as error:
+            return await again(f"the answer could not be delivered: {error}", 502)
+        target = f"{call_path(call_id)}?answered={quote(request_id, safe='')}"
+        return RedirectResponse(target, status_code=303)

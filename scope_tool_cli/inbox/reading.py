@@ -1,0 +1,104 @@
+"""Reading calls for people: statuses with timeouts, the waiting list, refusals in words.
+
+A call whose worker is down does not answer its status query (the server waits up to half a
+minute), so one such call must not stall every page: the waiting list reads statuses in
+parallel with a short timeout, and a call that timed out is not asked again for a while.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from datetime import UTC, datetime
+
+from workflows import AnswerRejectedError, CallStatus, CallSummary, Phase, ToolCalls, ToolCallsError
+
+__all__ = ["REFUSAL_HTTP_STATUS", "CallReader", "json_bytes", "refusal_text"]
+
+_STATUS_TIMEOUT_SECONDS = 10.0
+_LIST_STATUS_TIMEOUT_SECONDS = 3.0
+_UNREADABLE_RETRY_SECONDS = 30.0
+_MAX_PARALLEL_QUERIES = 100
+"""Status queries in flight at once: all of a default page, so unreadable calls cost one timeout."""
+
+REFUSAL_HTTP_STATUS = {
+    "not_allowed": 403,
+    "stale_request": 409,
+    "not_waiting": 409,
+    "finished": 409,
+}
+"""HTTP status per :attr:`AnswerRejectedError.reason`; any other refusal is 422."""
+
+
+class CallReader:
+    """Reads calls through the facade on behalf of the pages and the API.
+
+    Args:
+        calls: The client facade.
+        limit: At most this many waiting calls are listed.
+    """
+
+    def __init__(self, calls: ToolCalls, *, limit: int) -> None:
+        self.calls = calls
+        self._limit = limit
+        self._unreadable_until: dict[str, float] = {}
+
+    async def status(self, call_id: str) -> CallStatus:
+        """One call's status; ``TimeoutError`` when nothing answers the query in time."""
+        async with asyncio.timeout(_STATUS_TIMEOUT_SECONDS):
+            return await self.calls.get(call_id).status()
+
+    async def waiting(self) -> tuple[list[CallStatus], list[CallSummary]]:
+        """Calls waiting now (newest question first), and those whose status cannot be read."""
+        summaries = await self.calls.list(phase=Phase.AWAITING_INPUT, limit=self._limit)
+        gate = asyncio.Semaphore(_MAX_PARALLEL_QUERIES)
+        now = time.monotonic()
+
+        async def read(call_id: str) -> CallStatus | None:
+            if self._unreadable_until.get(call_id, 0.0) > now:
+                return None
+            async with gate:
+                try:
+                    async with asyncio.timeout(_LIST_STATUS_TIMEOUT_SECONDS):
+                        status = await self.calls.get(call_id).status()
+                except (ToolCallsError, TimeoutError):
+                    self._unreadable_until[call_id] = time.monotonic() + _UNREADABLE_RETRY_SECONDS
+                    return None
+            self._unreadable_until.pop(call_id, None)
+            return status
+
+        statuses = await asyncio.gather(*(read(summary.call_id) for summary in summaries))
+        unreadable = [
+            summary for summary, status in zip(summaries, statuses, strict=True) if status is None
+        ]
+        waiting = [status for status in statuses if status is not None and status.pending]
+        waiting.sort(key=_asked_at, reverse=True)
+        live = {summary.call_id for summary in summaries}
+        for call_id in [known for known in self._unreadable_until if known not in live]:
+            del self._unreadable_until[call_id]
+        return waiting, unreadable
+
+
+def _asked_at(status: CallStatus) -> datetime:
+    return (
+        status.pending.asked_at if status.pending is not None else datetime.min.replace(tzinfo=UTC)
+    )
+
+
+def refusal_text(error: AnswerRejectedError) -> str:
+    """A refusal as a person reads it, next to the form."""
+    if error.reason == "not_allowed":
+        return f"you are not allowed to answer this call: {error}"
+    text = str(error)
+    # The validator's message quotes the whole schema before the violation; the page already
+    # shows the schema, so the person gets the violation itself.
+    marker = "validate value: "
+    if error.reason == "schema" and marker in text:
+        return f"the call refused this answer (schema): {text.rsplit(marker, 1)[1]}"
+    return f"the call refused this answer: {text}"
+
+
+def json_bytes(value: object) -> bytes:
+    """Compact JSON text of a value, as the answer's bytes."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -388,16 +388,34 @@ async def test_an_oversized_api_body_is_refused(calls: ToolCalls, http: httpx.As
     assert (await calls.get(call_id).status()).answers == ()
 
 
-async def test_the_allowed_answerers_are_shown_when_the_runtime_reports_them(
+async def test_choice_buttons_and_the_json_editor_send_typed_answers(
     calls: ToolCalls, http: httpx.AsyncClient
 ) -> None:
-    call_id = _call_id()
-    status = await start_waiting(
-        calls, call_id, "Who?", {"type": "boolean"}, allowed_answerers=("bob", "carol")
+    choice_id, free_id = _call_id(), _call_id()
+    choice = await start_waiting(calls, choice_id, "Strategy?", {"enum": ["canary", 2]})
+    free = await start_waiting(calls, free_id, "Anything?", {"type": "array"})
+    page = await _form_page(http, choice_id, "alice")
+    assert 'name="_decision" value="&#34;canary&#34;"' in page
+    assert 'name="_decision" value="2"' in page
+    sent = await http.post(
+        f"/calls/{choice_id}/answer",
+        headers=_as("alice"),
+        data={"_csrf": _csrf(page), "_request_id": choice.pending.request_id, "_decision": "2"},
     )
-    page = await _form_page(http, call_id, "mallory")
-    if hasattr(status, "allowed_answerers"):
-        assert "Who may answer: bob, carol" in page
-        assert "you are mallory" in page
-    else:  # the runtime does not report them yet: the page says nothing rather than guess
-        assert 'data-testid="allowed"' not in page
+    assert sent.status_code == 303
+    assert (await calls.get(choice_id).result()).output.details == b"2"
+    page = await _form_page(http, free_id, "alice")
+    assert 'name="_answer_json"' in page
+    written = '[1, {"b": "x"}]'
+    sent = await http.post(
+        f"/calls/{free_id}/answer",
+        headers=_as("alice"),
+        data={
+            "_csrf": _csrf(page),
+            "_request_id": free.pending.request_id,
+            "_answer_json": written,
+        },
+    )
+    assert sent.status_code == 303
+    final = await calls.get(free_id).status()
+    assert final.answers[0].response == written.encode()  # sent exactly as written

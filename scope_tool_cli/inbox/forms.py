@@ -25,6 +25,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from scope_tool_cli.inbox.schema_shapes import SchemaResolver
+
 __all__ = [
     "AnswerForm",
     "Choice",
@@ -38,10 +40,6 @@ __all__ = [
 _MAX_DEPTH = 8
 _LONG_TEXT = 200
 _SIMPLE_ITEM_TYPES = frozenset({"string", "integer", "number"})
-_KEPT_ON_RESOLVE = frozenset({"title", "description", "default"})
-"""Annotations of a wrapper (``$ref``, ``allOf``, ``anyOf`` with null) that win over the target's."""
-_IGNORABLE = frozenset({"$defs", "definitions", "$schema", "$id", "$comment", "examples"})
-"""Keywords that do not constrain the value, so a wrapper carrying them still resolves."""
 
 
 class FormKind(StrEnum):
@@ -216,64 +214,10 @@ def _number_text(value: object) -> str | None:
 
 
 class _SchemaReader:
-    """Walks one response schema, resolving local references against its root."""
+    """Walks one response schema into fields, resolving wrappers with :class:`SchemaResolver`."""
 
     def __init__(self, root: Mapping[str, Any]) -> None:
-        self._root = root
-
-    def simplify(self, schema: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool]:
-        """Resolve ``$ref``, single ``allOf`` and "X or null" into (plain schema, nullable)."""
-        nullable = False
-        current: Mapping[str, Any] = schema
-        for _ in range(_MAX_DEPTH * 4):
-            outer = {k: v for k, v in current.items() if k in _KEPT_ON_RESOLVE}
-            ref = current.get("$ref")
-            if isinstance(ref, str) and not current.keys() - {"$ref", *outer, *_IGNORABLE}:
-                target = self._resolve(ref)
-                if target is None:
-                    return current, nullable
-                current = {**target, **outer}
-                continue
-            all_of = current.get("allOf")
-            if (
-                isinstance(all_of, list)
-                and len(all_of) == 1
-                and isinstance(all_of[0], dict)
-                and not current.keys() - {"allOf", *outer, *_IGNORABLE}
-            ):
-                current = {**all_of[0], **outer}
-                continue
-            for keyword in ("anyOf", "oneOf"):
-                branches = current.get(keyword)
-                if not isinstance(branches, list) or len(branches) != 2:
-                    continue
-                others = [b for b in branches if b != {"type": "null"}]
-                if (
-                    len(others) == 1
-                    and isinstance(others[0], dict)
-                    and not current.keys() - {keyword, *outer, *_IGNORABLE}
-                ):
-                    nullable = True
-                    current = {**others[0], **outer}
-                    break
-            else:
-                kind = current.get("type")
-                if isinstance(kind, list) and "null" in kind and len(kind) == 2:
-                    nullable = True
-                    current = {**current, "type": next(k for k in kind if k != "null")}
-                return current, nullable
-        return current, nullable
-
-    def _resolve(self, ref: str) -> Mapping[str, Any] | None:
-        if not ref.startswith("#"):
-            return None
-        node: object = self._root
-        for part in ref[1:].split("/")[1:]:
-            key = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(node, dict) or key not in node:
-                return None
-            node = node[key]
-        return node if isinstance(node, dict) else None
+        self.simplify = SchemaResolver(root).simplify
 
     def object_fields(
         self, schema: Mapping[str, Any], *, path: tuple[str, ...], depth: int

@@ -95,7 +95,13 @@ async def run_call(args: argparse.Namespace) -> int:
             answer_timeout=(
                 timedelta(seconds=args.answer_timeout) if args.answer_timeout else None
             ),
+            allowed_answerers=tuple(args.allow),
+            notify_url=args.notify_url,
         )
+    except ValueError as error:
+        raise CommandError(
+            f"cannot start call {call_id!r}: {error}", exit_code=EXIT_USAGE
+        ) from None
     except Exception as error:
         raise CommandError(
             f"cannot start call {call_id!r} of tool {args.name!r}: {error}"

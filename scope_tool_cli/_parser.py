@@ -85,6 +85,16 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument(
         "--answer-timeout", type=_seconds, help="end as EXPIRED if a question waits this long"
     )
+    call.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this identity may answer (repeatable; matched against answer --by)",
+    )
+    call.add_argument(
+        "--notify-url", help="http(s) URL POSTed when the call waits and when it ends"
+    )
     add_connection_arguments(call)
 
     status = commands.add_parser("status", help="show one call: phase, pending question, outcome")

@@ -213,3 +213,22 @@ def test_a_second_call_with_the_same_id_attaches(dev_session: DevProcess) -> Non
     table = cli(dev_session, "status", call_id)
     assert re.search(r"^phase +COMPLETED$", table.stdout, re.MULTILINE), table.stdout
     assert re.search(r"^output +3$", table.stdout, re.MULTILINE), table.stdout
+
+
+def test_only_allowed_people_may_answer(dev_session: DevProcess) -> None:
+    call_id = _unique("allowed")
+    arguments = json.dumps({"path": "allowed.txt", "content": "for bob"})
+    assert (
+        cli(dev_session, "call", "write_file", arguments, "--id", call_id, "--allow", "bob").code
+        == 0
+    )
+    _wait_until_pending(dev_session, call_id)
+    refused = cli(dev_session, "answer", call_id, "true", "--by", "alice")
+    assert_user_error(refused, code=1, contains="not_allowed")
+    assert cli(dev_session, "answer", call_id, "true", "--by", "bob").code == 0
+    assert cli(dev_session, "result", call_id, "--wait").code == 0
+
+
+def test_a_bad_notify_url_is_a_usage_error(dev_session: DevProcess) -> None:
+    result = cli(dev_session, "call", "add", '{"a":1,"b":1}', "--notify-url", "ftp://nope")
+    assert_user_error(result, code=2, contains="notify_url must be an http:// or https:// URL")

@@ -29,9 +29,16 @@ class BareSide:
     name = "baseline"
 
     def __init__(
-        self, *, client: Client, task_queue: str, worker: WorkerProcess, progress_file: Path | None
+        self,
+        *,
+        client: Client,
+        task_queue: str,
+        worker: WorkerProcess,
+        progress_file: Path | None,
+        ask_first: bool = False,
     ) -> None:
         self.client = client
+        self._ask_first = ask_first
         self.task_queue = task_queue
         self.worker = worker
         self._progress_file = progress_file
@@ -45,14 +52,15 @@ class BareSide:
         namespace: str,
         task_queue: str,
         log_dir: Path,
-        track_progress: bool = False,
+        ask_first: bool = False,
     ) -> BareSide:
         """A side whose worker is not started yet.
 
-        ``track_progress`` adds the worker's started-workflows counter; only the parked-calls
-        benchmark needs it, so the timed benchmarks run the worker without any interceptor.
+        ``ask_first`` makes each approval run a ``bare.ask`` activity before it waits (the twin
+        of the engine's first round) and adds the worker's waiting-workflows counter; only the
+        parked-calls benchmark uses it, so the timed benchmarks run without any interceptor.
         """
-        progress_file = log_dir / f"{task_queue}.progress" if track_progress else None
+        progress_file = log_dir / f"{task_queue}.progress" if ask_first else None
         progress_arguments = ("--progress-file", str(progress_file)) if progress_file else ()
         worker = WorkerProcess.python_module(
             "bare_worker",
@@ -66,7 +74,13 @@ class BareSide:
             name=f"bare-{task_queue}",
             log_dir=log_dir,
         )
-        return cls(client=client, task_queue=task_queue, worker=worker, progress_file=progress_file)
+        return cls(
+            client=client,
+            task_queue=task_queue,
+            worker=worker,
+            progress_file=progress_file,
+            ask_first=ask_first,
+        )
 
     async def echo(self, call_id: str, text: str) -> None:
         """One completing call, start to result; raises if the result is not the echo."""
@@ -80,7 +94,7 @@ class BareSide:
         """Start a call that waits for an answer; returns once the server accepted the start."""
         handle = await self.client.start_workflow(
             BareApprovalWorkflow.run,
-            ApprovalCall(text=text),
+            ApprovalCall(text=text, ask_first=self._ask_first),
             id=call_id,
             task_queue=self.task_queue,
         )
@@ -104,8 +118,8 @@ class BareSide:
                 f"bare.Approval {parked.call_id}: expected {expected!r}, got {result!r}"
             )
 
-    async def count_started(self) -> int:
-        """How many distinct workflows the worker has started executing (its progress file)."""
+    async def count_waiting(self) -> int:
+        """How many approvals got their question and wait for an answer (the progress file)."""
         if self._progress_file is None:
             raise RuntimeError("this baseline worker writes no progress file")
         try:

@@ -4,10 +4,11 @@ It is the twin of ``python -m workers``: one process, one ``temporalio.worker.Wo
 option at its default, so the engine's worker and the baseline's are measured the same way (wall
 clock from the client, resident memory from ``/proc/PID/status``).
 
-``--progress-file`` makes it write, a few times a second, how many distinct workflows it has
-started executing. The parked-calls benchmark needs to know when all baseline workflows are
-waiting, and a bare workflow (unlike an engine call) publishes no search attribute saying so.
-The count comes from a workflow interceptor and costs one set insertion per activation.
+``--progress-file`` makes it write, a few times a second, how many distinct workflows have got
+the result of their ``bare.ask`` activity, i.e. are waiting for the answer. The parked-calls
+benchmark needs to know when all baseline workflows wait, and a bare workflow (unlike an engine
+call) publishes no search attribute saying so. The count comes from a workflow interceptor and
+costs one set insertion per asking workflow.
 """
 
 from __future__ import annotations
@@ -22,42 +23,53 @@ from typing import Any
 from bare_workflows import (
     BareApprovalWorkflow,
     BareEchoWorkflow,
+    ask_activity,
     echo_activity,
     finish_approval_activity,
 )
+from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import (
-    ExecuteWorkflowInput,
     Interceptor,
+    StartActivityInput,
     Worker,
     WorkflowInboundInterceptor,
     WorkflowInterceptorClassInput,
+    WorkflowOutboundInterceptor,
 )
 
 # Lives outside the workflow sandbox: the interceptor class is defined here, so its methods see
 # this module's globals even when instantiated inside the sandbox.
-_started_workflow_ids: set[str] = set()
+_waiting_workflow_ids: set[str] = set()
 
 
-class _StartedWorkflowsInbound(WorkflowInboundInterceptor):
-    async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
-        from temporalio import workflow
+class _AskResolvedOutbound(WorkflowOutboundInterceptor):
+    def start_activity(self, input: StartActivityInput) -> workflow.ActivityHandle[Any]:
+        handle = super().start_activity(input)
+        if input.activity == "bare.ask":
+            workflow_id = workflow.info().workflow_id
+            # Resolved inside the activation that hands the workflow the question, right
+            # before it reaches its wait for the answer.
+            handle.add_done_callback(lambda _: _waiting_workflow_ids.add(workflow_id))
+        return handle
 
-        _started_workflow_ids.add(workflow.info().workflow_id)
-        return await super().execute_workflow(input)
+
+class _AskResolvedInbound(WorkflowInboundInterceptor):
+    def init(self, outbound: WorkflowOutboundInterceptor) -> None:
+        super().init(_AskResolvedOutbound(outbound))
 
 
-class _CountStartedWorkflows(Interceptor):
+class _CountWaitingWorkflows(Interceptor):
     def workflow_interceptor_class(
         self, input: WorkflowInterceptorClassInput
     ) -> type[WorkflowInboundInterceptor] | None:
-        return _StartedWorkflowsInbound
+        return _AskResolvedInbound
 
 
 async def _write_progress(path: Path) -> None:
     written = -1
     while True:
-        count = len(_started_workflow_ids)
+        count = len(_waiting_workflow_ids)
         if count != written:
             scratch = path.with_suffix(".tmp")
             scratch.write_text(str(count))
@@ -68,12 +80,12 @@ async def _write_progress(path: Path) -> None:
 
 async def _serve(arguments: argparse.Namespace) -> None:
     client = await Client.connect(arguments.address, namespace=arguments.namespace)
-    interceptors = [_CountStartedWorkflows()] if arguments.progress_file else []
+    interceptors = [_CountWaitingWorkflows()] if arguments.progress_file else []
     worker = Worker(
         client,
         task_queue=arguments.task_queue,
         workflows=[BareEchoWorkflow, BareApprovalWorkflow],
-        activities=[echo_activity, finish_approval_activity],
+        activities=[ask_activity, echo_activity, finish_approval_activity],
         interceptors=interceptors,
     )
     stop = asyncio.Event()

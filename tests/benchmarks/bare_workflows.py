@@ -7,6 +7,8 @@ job, so a ratio near 1.0 means scope-tool adds little over Temporal itself:
   ``start_to_close_timeout``, every other option Temporal's default).
 - ``bare.Approval`` waits on an update ``answer`` (validated: one answer only) and then runs one
   activity with the person's decision, the human-in-the-loop shape without any protocol checks.
+  With ``ask_first`` it first runs an activity producing the question, as the engine's first
+  round does, so a parked call costs both sides the same server round trips.
 
 Inputs and results are plain dataclasses and strings through Temporal's default data converter.
 """
@@ -19,7 +21,7 @@ from datetime import timedelta
 from temporalio import activity, workflow
 
 with workflow.unsafe.imports_passed_through():
-    from bench_functions import approval_outcome, echo_text
+    from bench_functions import approval_outcome, approval_prompt, echo_text
 
 __all__ = [
     "ACTIVITY_TIMEOUT",
@@ -28,6 +30,7 @@ __all__ = [
     "BareApprovalWorkflow",
     "BareEchoWorkflow",
     "EchoCall",
+    "ask_activity",
     "echo_activity",
     "finish_approval_activity",
 ]
@@ -47,6 +50,7 @@ class ApprovalCall:
     """Input of ``bare.Approval``: the text a person approves or declines."""
 
     text: str
+    ask_first: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +65,12 @@ class ApprovalDecision:
 async def echo_activity(call: EchoCall) -> str:
     """Run the tool function once; the baseline twin of the engine's ``echo`` tool."""
     return echo_text(call.text)
+
+
+@activity.defn(name="bare.ask")
+async def ask_activity(text: str) -> str:
+    """Produce the question; the twin of the engine's first round returning an input request."""
+    return approval_prompt(text)
 
 
 @activity.defn(name="bare.finish_approval")
@@ -86,9 +96,15 @@ class BareApprovalWorkflow:
 
     def __init__(self) -> None:
         self._approved: bool | None = None
+        self._asking = True
 
     @workflow.run
     async def run(self, call: ApprovalCall) -> str:
+        if call.ask_first:
+            await workflow.execute_activity(
+                ask_activity, call.text, start_to_close_timeout=ACTIVITY_TIMEOUT
+            )
+        self._asking = False
         await workflow.wait_condition(lambda: self._approved is not None)
         assert self._approved is not None
         return await workflow.execute_activity(
@@ -108,4 +124,4 @@ class BareApprovalWorkflow:
 
     @workflow.query(name="waiting")
     def waiting(self) -> bool:
-        return self._approved is None
+        return not self._asking and self._approved is None

@@ -9,7 +9,7 @@ This module imports nothing but the standard library so the workflow sandbox can
 
 from __future__ import annotations
 
-__all__ = ["approval_outcome", "echo_text"]
+__all__ = ["approval_outcome", "approval_prompt", "echo_text"]
 
 
 def echo_text(text: str) -> str:
@@ -20,3 +20,8 @@ def echo_text(text: str) -> str:
 def approval_outcome(text: str, *, approved: bool) -> str:
     """The text a person's decision on ``text`` produces; unique per call, so results are checkable."""
     return f"{'approved' if approved else 'declined'}: {text}"
+
+
+def approval_prompt(text: str) -> str:
+    """The question a person is asked about ``text`` (the first round of an approval)."""
+    return f"Approve {text!r}?"

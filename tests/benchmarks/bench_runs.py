@@ -6,11 +6,12 @@ import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from worker_process import WorkerProcess
+from worker_process import WorkerProcess, process_cpu_seconds
 
-__all__ = ["CallSide", "run_lanes", "run_token", "timed"]
+__all__ = ["CallSide", "CpuUse", "cpu_use", "run_lanes", "run_token", "timed"]
 
 
 class CallSide(Protocol):
@@ -59,3 +60,43 @@ async def run_lanes(
         for _ in range(min(concurrency, count)):
             group.create_task(lane())
     return time.perf_counter() - started
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CpuUse:
+    """CPU seconds used by the three processes of a call: client (this one), worker, server.
+
+    Subtract two snapshots for what happened in between. Where wall time says how fast, this
+    says which process paid, which is what points at the cause when the engine is slower.
+    """
+
+    client: float
+    worker: float
+    server: float
+
+    def __sub__(self, earlier: CpuUse) -> CpuUse:
+        return CpuUse(
+            client=self.client - earlier.client,
+            worker=self.worker - earlier.worker,
+            server=self.server - earlier.server,
+        )
+
+    def __add__(self, other: CpuUse) -> CpuUse:
+        return CpuUse(
+            client=self.client + other.client,
+            worker=self.worker + other.worker,
+            server=self.server + other.server,
+        )
+
+    @property
+    def total(self) -> float:
+        return self.client + self.worker + self.server
+
+
+def cpu_use(*, worker: WorkerProcess, server_pid: int) -> CpuUse:
+    """A snapshot of the CPU seconds the client, ``worker`` and the server have used so far."""
+    return CpuUse(
+        client=time.process_time(),
+        worker=worker.cpu_seconds(),
+        server=process_cpu_seconds(server_pid),
+    )

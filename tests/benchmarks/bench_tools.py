@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from bench_functions import approval_outcome, echo_text
+from bench_functions import approval_outcome, approval_prompt, echo_text
 from pydantic import BaseModel
 
 from scope_tool import Definition, Func, InputRequest, Invocation, Output, Registry, Result
@@ -51,7 +51,7 @@ class Approve:
         if continuation is None:
             return Result(
                 input_request=InputRequest(
-                    prompt=json.dumps({"question": f"Approve {text!r}?"}).encode(),
+                    prompt=json.dumps({"question": approval_prompt(text)}).encode(),
                     response_schema=_APPROVAL_SCHEMA,
                     state=json.dumps({"text": text}).encode(),
                 )

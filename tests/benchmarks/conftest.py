@@ -25,7 +25,7 @@ from engine_side import EngineSide
 from temporalio.client import Client
 from temporalio.common import SearchAttributeKey
 from temporalio.testing import WorkflowEnvironment
-from worker_process import REPO_ROOT
+from worker_process import REPO_ROOT, find_process
 
 from scope_tool_cli._binaries import temporal_cli
 
@@ -71,6 +71,7 @@ class BenchServer:
     namespace: str
     client: Client
     log_dir: Path
+    pid: int
 
 
 @pytest.fixture(scope="session")
@@ -110,6 +111,7 @@ async def bench_server(
                 SearchAttributeKey.for_keyword("ScopeToolName"),
                 SearchAttributeKey.for_keyword("ScopeToolPhase"),
             ],
+            dev_server_log_level="error",
             dev_server_startup_timeout=timedelta(seconds=60),
         )
     except Exception as error:
@@ -126,6 +128,8 @@ async def bench_server(
             namespace=client.namespace,
             client=client,
             log_dir=ARTIFACTS_DIR / "bench-workers",
+            # The database path is unique to this session, so it names our server process.
+            pid=find_process(str(database)),
         )
     finally:
         await environment.shutdown()

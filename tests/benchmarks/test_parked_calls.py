@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pytest
 from bare_side import BareSide
 from bench_report import Figure, GoalKind
-from bench_runs import CallSide, run_lanes, run_token
+from bench_runs import CallSide, CpuUse, cpu_use, run_lanes, run_token
 from engine_side import EngineSide
 from worker_process import ProcessMemory, WorkerProcess
 
@@ -40,6 +40,7 @@ class ParkedRun:
     peak_rss_mib: float  # highest sampled RSS over parking and resuming
     park_rate: float  # calls/s from the first start to all waiting
     resume_rate: float  # calls/s from the first answer to the last checked result
+    cpu: CpuUse  # over parking and resuming
 
 
 class _MemoryWatch:
@@ -56,7 +57,12 @@ class _MemoryWatch:
 
 
 async def _park_and_resume(
-    side: CallSide, *, count: int, token: str, count_parked: Callable[[], Awaitable[int]]
+    side: CallSide,
+    *,
+    count: int,
+    token: str,
+    count_parked: Callable[[], Awaitable[int]],
+    server_pid: int,
 ) -> ParkedRun:
     worker = side.worker
     await worker.watch(side.echo(f"parked-warm-up-{token}-{side.name}", "warm up"), within=120)
@@ -84,9 +90,10 @@ async def _park_and_resume(
             await asyncio.sleep(0.5)
 
     budget = 300 + count / 10
+    cpu_before = cpu_use(worker=worker, server_pid=server_pid)
+    started = time.perf_counter()
+    waiting = asyncio.create_task(until_all_parked())
     try:
-        started = time.perf_counter()
-        waiting = asyncio.create_task(until_all_parked())
         await worker.watch(
             run_lanes(count, concurrency=START_CONCURRENCY, operation=start_one), within=budget
         )
@@ -109,8 +116,10 @@ async def _park_and_resume(
         assert not failures, (
             f"{len(failures)} of {count} {side.name} calls lost or wrong: {failures[:5]}"
         )
+        cpu = cpu_use(worker=worker, server_pid=server_pid) - cpu_before
     finally:
         sampler.cancel()
+        waiting.cancel()
     return ParkedRun(
         idle=idle,
         at_checkpoints=tuple(checkpoint_rss),
@@ -118,6 +127,7 @@ async def _park_and_resume(
         peak_rss_mib=max(watch.peak_rss_bytes, all_parked.rss_bytes) / (1 << 20),
         park_rate=park_rate,
         resume_rate=count / resume_elapsed,
+        cpu=cpu,
     )
 
 
@@ -131,7 +141,7 @@ async def test_parked_calls_at_scale(bench_server, bench_settings, bench_report,
         namespace=bench_server.namespace,
         task_queue=f"parked-bare-{token}",
         log_dir=bench_server.log_dir,
-        track_progress=True,
+        ask_first=True,
     )
     engine = await EngineSide.create(
         client=bench_server.client,
@@ -145,11 +155,15 @@ async def test_parked_calls_at_scale(bench_server, bench_settings, bench_report,
         return await engine.count_in_phase(Phase.AWAITING_INPUT)
 
     runs: dict[str, ParkedRun] = {}
-    for side, count_parked in ((bare, bare.count_started), (engine, engine_parked)):
+    for side, count_parked in ((bare, bare.count_waiting), (engine, engine_parked)):
         await side.worker.start()
         try:
             runs[side.name] = await _park_and_resume(
-                side, count=count, token=token, count_parked=count_parked
+                side,
+                count=count,
+                token=token,
+                count_parked=count_parked,
+                server_pid=bench_server.pid,
             )
         finally:
             await side.worker.stop()
@@ -204,8 +218,25 @@ async def test_parked_calls_at_scale(bench_server, bench_settings, bench_report,
             baseline=bare_run.resume_rate,
             note=f"{ANSWER_CONCURRENCY} answers in flight; every result checked",
         ),
+        Figure(
+            benchmark=f"4 parked x{count}",
+            metric="CPU per call (all processes)",
+            unit="ms",
+            engine=1000 * engine_run.cpu.total / count,
+            baseline=1000 * bare_run.cpu.total / count,
+            note=(
+                "client/worker/server ms: engine "
+                + "/".join(f"{1000 * value / count:.1f}" for value in _parts(engine_run.cpu))
+                + ", baseline "
+                + "/".join(f"{1000 * value / count:.1f}" for value in _parts(bare_run.cpu))
+            ),
+        ),
     )
     for figure in figures:
         bench_report.record(figure)
     for figure in figures:
         check_goal(figure)
+
+
+def _parts(cpu: CpuUse) -> tuple[float, float, float]:
+    return (cpu.client, cpu.worker, cpu.server)

@@ -17,12 +17,57 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = ["BENCH_DIR", "REPO_ROOT", "ProcessMemory", "WorkerDiedError", "WorkerProcess"]
+__all__ = [
+    "BENCH_DIR",
+    "REPO_ROOT",
+    "ProcessMemory",
+    "WorkerDiedError",
+    "WorkerProcess",
+    "find_process",
+    "process_cpu_seconds",
+]
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent.parent
 
 T = TypeVar("T")
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds process ``pid`` (all its threads) has used so far.
+
+    CPU time, unlike wall time, barely moves when other programs load the machine, so per-call
+    CPU figures stay comparable between a busy and a quiet run.
+    """
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    # Field 2 (the command) may hold spaces; everything after its closing parenthesis is fixed.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    user_ticks, system_ticks = int(fields[11]), int(fields[12])
+    return (user_ticks + system_ticks) / os.sysconf("SC_CLK_TCK")
+
+
+def find_process(command_line_fragment: str) -> int:
+    """The pid of the one process whose command line contains ``command_line_fragment``.
+
+    Raises:
+        LookupError: no process, or more than one, matches.
+    """
+    matches: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command_line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if command_line_fragment in command_line:
+            matches.append(int(entry.name))
+    if len(matches) != 1:
+        raise LookupError(
+            f"expected one process with {command_line_fragment!r} in its command line, "
+            f"found {matches}"
+        )
+    return matches[0]
 
 
 class WorkerDiedError(RuntimeError):
@@ -137,6 +182,11 @@ class WorkerProcess:
                     raise ValueError(f"/proc/{self.pid}/status: unexpected unit in {line!r}")
                 fields[key] = int(amount) * 1024
         return ProcessMemory(rss_bytes=fields["VmRSS"], peak_rss_bytes=fields["VmHWM"])
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds the worker process has used so far."""
+        self.ensure_alive()
+        return process_cpu_seconds(self.pid)
 
     async def stop(self) -> None:
         """Stop cleanly with SIGTERM; kill if it has not exited within 20 s."""

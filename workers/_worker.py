@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Collection
+from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -38,6 +39,7 @@ def build_worker(
     task_queue: str = "scope-tools",
     retry_safe: Collection[str] = (),
     max_concurrent_activities: int | None = None,
+    graceful_shutdown: timedelta = timedelta(seconds=30),
 ) -> Worker:
     """A worker for ``task_queue`` running ``ToolCallWorkflow`` and the tools of ``registry``.
 
@@ -47,6 +49,9 @@ def build_worker(
         task_queue: the queue :class:`workflows.ToolCalls` starts calls on.
         retry_safe: tool names that may run again if their worker is lost mid-round.
         max_concurrent_activities: cap on tools running at once (Temporal's default if None).
+        graceful_shutdown: how long a stopping worker lets the tools already running finish
+            before cancelling them. Temporal's default is zero, which would turn every deploy
+            into "outcome unknown" for the calls inside a tool that is not retry-safe.
     """
     if not task_queue:
         raise ValueError("task_queue must be a non-empty string")
@@ -61,6 +66,7 @@ def build_worker(
         activities=[activities.call_tool, notify],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=max_concurrent_activities,
+        graceful_shutdown_timeout=graceful_shutdown,
     )
 
 

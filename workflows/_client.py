@@ -33,7 +33,7 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
-from scope_tool import Request
+from scope_tool import MAX_INPUT_BYTES, Request
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
 from workflows._messages import (
     ANSWER,
@@ -138,8 +138,20 @@ class ToolCalls:
             raise TypeError(f"request must be a scope_tool.Request, not {type(request).__name__}")
         if not isinstance(call_id, str) or not call_id.strip():
             raise ValueError(f"call_id must be a non-empty string, got {call_id!r}")
+        if not _is_short_text(call_id, limit=_MAX_CALL_ID_BYTES):
+            raise ValueError(
+                f"call_id must be UTF-8 text of at most {_MAX_CALL_ID_BYTES} bytes,"
+                f" got {call_id[:80]!r}"
+            )
         if answer_timeout is not None and answer_timeout <= timedelta(0):
             raise ValueError(f"answer_timeout must be positive, got {answer_timeout}")
+        if answer_timeout is not None and answer_timeout > _MAX_ANSWER_TIMEOUT:
+            # The workflow adds it to the current time; past year 9999 that overflows and
+            # would fail every workflow task of the call instead of refusing it here.
+            raise ValueError(
+                f"answer_timeout must be at most {_MAX_ANSWER_TIMEOUT.days} days,"
+                f" got {answer_timeout}"
+            )
         answerers = tuple(allowed_answerers)
         if isinstance(allowed_answerers, str) or not all(
             isinstance(each, str) and each for each in answerers
@@ -179,6 +191,15 @@ class ToolCalls:
             )
         except WorkflowAlreadyStartedError:
             return self.get(call_id)
+        except RPCError as err:
+            if err.status == RPCStatusCode.INVALID_ARGUMENT:
+                # The server refused the call's shape (a tool name too long for its search
+                # attribute, arguments past the payload limit): nothing was started.
+                raise ValueError(
+                    f"call {call_id[:80]!r} of tool {request.name[:80]!r} was not started:"
+                    f" {err.message}"
+                ) from None
+            raise
         return ToolCallHandle(handle, call_id=call_id)
 
     def get(self, call_id: str) -> ToolCallHandle:
@@ -293,6 +314,26 @@ class ToolCallHandle:
             CallNotFoundError: no such call.
         """
         raw = _answer_bytes(response, call_id=self._call_id)
+        if len(raw) > MAX_INPUT_BYTES:
+            # Refused here, not in the workflow: an update rejection echoes its input, and one
+            # past Temporal's 2 MB payload limit would fail the call's workflow task instead.
+            raise AnswerRejectedError(
+                f"the answer is {len(raw)} bytes; the limit is {MAX_INPUT_BYTES} bytes",
+                reason="too_large",
+                call_id=self._call_id,
+            )
+        if request_id is not None and not _is_short_text(request_id):
+            raise AnswerRejectedError(
+                f"request id {request_id[:80]!r} is not a request id (UTF-8 text of at most"
+                f" {_MAX_NAME_BYTES} bytes), so it names no question of this call",
+                reason="stale_request",
+                call_id=self._call_id,
+            )
+        if answered_by is not None and not _is_short_text(answered_by):
+            raise ValueError(
+                f"answered_by must be UTF-8 text of at most {_MAX_NAME_BYTES} bytes,"
+                f" got {answered_by[:80]!r}"
+            )
         update_id = None
         if request_id is not None:
             update_id = f"answer:{request_id}:{hashlib.sha256(raw).hexdigest()[:32]}"
@@ -349,7 +390,11 @@ class ToolCallHandle:
             raise self._translate(err) from err
 
     def _translate(self, err: RPCError, *, answering: bool = False) -> Exception:
-        finished = "already completed" in err.message or "closed" in err.message
+        finished = (
+            "already completed" in err.message
+            or "closed" in err.message
+            or "aborted by closing workflow" in err.message  # an answer that lost the race
+        )
         if err.status == RPCStatusCode.NOT_FOUND and not finished:
             return CallNotFoundError(self._call_id)
         if answering and finished:
@@ -361,12 +406,31 @@ class ToolCallHandle:
         return ToolCallsError(f"call {self._call_id!r}: {err.message}")
 
 
+_MAX_NAME_BYTES = 4096
+"""Longest request id or ``answered_by`` sent (they travel with every answer)."""
+
+_MAX_ANSWER_TIMEOUT = timedelta(days=365 * 1000)
+"""Longest answer deadline accepted (a millennium): far beyond any use, far from overflow."""
+
+_MAX_CALL_ID_BYTES = 1000
+"""Temporal's default limit on a workflow id, checked before any RPC."""
+
+
+def _is_short_text(text: str, *, limit: int = _MAX_NAME_BYTES) -> bool:
+    try:
+        return len(text.encode("utf-8")) <= limit
+    except UnicodeEncodeError:
+        return False
+
+
 def _answer_bytes(response: Any, *, call_id: str) -> bytes:
     if isinstance(response, bytes | bytearray | memoryview):
         return bytes(response)
     if isinstance(response, str):
         try:
             json.loads(response)
+        except RecursionError:
+            pass  # deeper than Python's parser goes; the call applies the protocol's own check
         except ValueError as err:
             raise AnswerRejectedError(
                 f"the answer is not JSON text: {err} (a str answer is JSON text; to answer"
@@ -382,4 +446,11 @@ def _answer_bytes(response: Any, *, call_id: str) -> bytes:
     except (TypeError, ValueError) as err:
         raise AnswerRejectedError(
             f"the answer is not JSON-compatible: {err}", reason="invalid_json", call_id=call_id
+        ) from None
+    except RecursionError:
+        raise AnswerRejectedError(
+            "the answer is nested too deeply to encode as a Python value;"
+            " send it as bytes holding its JSON text",
+            reason="invalid_json",
+            call_id=call_id,
         ) from None

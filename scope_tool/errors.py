@@ -165,7 +165,11 @@ class AuthorizationError(ToolError):
     def __init__(self, name: str, cause: BaseException | None) -> None:
         self._name = name
         self._cause = cause
-        text = f"tool: authorization for {_go_quote(name)} failed" if name else "tool: authorization failed"
+        text = (
+            f"tool: authorization for {_go_quote(name)} failed"
+            if name
+            else "tool: authorization failed"
+        )
         super().__init__(text)
         self.__suppress_context__ = True
 

@@ -45,13 +45,19 @@ def _print(text: str) -> None:
 
 def _parse_json(text: str, what: str) -> bytes:
     """Check that ``text`` is one JSON document and return it as bytes, byte-exact."""
+    from scope_tool._ijson import check_ijson
+
     try:
-        json.loads(text)
+        raw = text.encode("utf-8")
+        # The protocol's own I-JSON check: iterative for deep documents (never a
+        # RecursionError), and it refuses duplicate keys and lone surrogates too.
+        check_ijson(raw)
     except ValueError as error:
+        shown = text if len(text) <= 200 else text[:200] + "..."
         raise CommandError(
-            f"{what} is not valid JSON ({error}): {text!r}", exit_code=EXIT_USAGE
+            f"{what} is not valid JSON ({error}): {shown!r}", exit_code=EXIT_USAGE
         ) from None
-    return text.encode("utf-8")
+    return raw
 
 
 async def _status(handle: ToolCallHandle, call_id: str) -> CallStatus:

@@ -152,6 +152,7 @@ def status_to_json(status: CallStatus) -> dict[str, Any]:
         "phase": str(status.phase),
         "round": status.round,
         "pending": pending_to_json(status.pending) if status.pending else None,
+        "allowed_answerers": list(status.allowed_answerers),
         "answers": [_answer_json(answer) for answer in status.answers],
         "outcome": outcome_to_json(status.outcome) if status.outcome else None,
     }
@@ -185,8 +186,10 @@ def render_status(status: CallStatus) -> str:
             ("answer schema", json.dumps(_json_value(pending.response_schema))),
             ("asked at", _when(pending.asked_at)),
             ("deadline", _when(pending.deadline)),
-            ("answer with", answer_hint(status.call_id, pending.response_schema)),
         ]
+        if status.allowed_answerers:
+            rows.append(("who may answer", ", ".join(status.allowed_answerers)))
+        rows.append(("answer with", answer_hint(status.call_id, pending.response_schema)))
     for number, answer in enumerate(status.answers, start=1):
         answer_fields = _answer_json(answer)
         rows.append(

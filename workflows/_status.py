@@ -123,6 +123,8 @@ class CallStatus:
     outcome: CallOutcome | None = None
     refused: tuple[RefusedAnswer, ...] = ()
     notify_errors: tuple[str, ...] = ()
+    # Who may answer (the ``answered_by`` values the call accepts); empty means anyone.
+    allowed_answerers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -370,6 +370,7 @@ class ToolCallWorkflow:
             outcome=self._outcome,
             refused=tuple(self._refused),
             notify_errors=tuple(self._notify_errors),
+            allowed_answerers=tuple(self._call.allowed_answerers),
         )
 
 

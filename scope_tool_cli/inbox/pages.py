@@ -139,8 +139,7 @@ class InboxPages:
             return self._problem(request, identity, message, 502)
         pending = status.pending
         form = build_answer_form(pending.response_schema) if pending is not None else None
-        # Shown when the runtime reports it (a CallStatus field added later keeps working here).
-        allowed = tuple(getattr(status, "allowed_answerers", ()) or ())
+        allowed = status.allowed_answerers
         kept = values or {}
         return self._templates.TemplateResponse(
             request,

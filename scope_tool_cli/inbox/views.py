@@ -150,6 +150,7 @@ def call_json(status: CallStatus) -> dict[str, Any]:
         "phase": status.phase.value,
         "round": status.round,
         "pending": pending_json(status, pending) if pending is not None else None,
+        "allowed_answerers": list(status.allowed_answerers),
         "answers": [_answer_json(record) for record in status.answers],
         "refused": [
             {

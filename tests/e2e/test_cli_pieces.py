@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -17,7 +18,15 @@ from scope_tool_cli._dev import waiting_calls_url
 from scope_tool_cli._dev_server import SEARCH_ATTRIBUTES, DevLock, DevServerSettings
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_USAGE, CommandError
 from scope_tool_cli._parser import build_parser
-from scope_tool_cli._render import answer_hint, prompt_text, render_table
+from scope_tool_cli._render import (
+    answer_hint,
+    prompt_text,
+    render_status,
+    render_table,
+    status_to_json,
+)
+from workers.__main__ import _tls_from_environment
+from workflows import CallStatus, PendingInput, Phase
 from workflows._messages import PHASE_KEY, TOOL_KEY
 
 
@@ -51,6 +60,35 @@ def test_prompt_text_shows_the_question_first() -> None:
 def test_table_aligns_and_flattens_newlines() -> None:
     table = render_table(("A", "LONGER"), [("x\ny", "1"), ("zzzz", "22")])
     assert table.splitlines() == ["A     LONGER", "x y   1", "zzzz  22"]
+
+
+def _waiting(allowed: tuple[str, ...]) -> CallStatus:
+    pending = PendingInput(
+        request_id="c1/r1",
+        prompt=b'"Ship it?"',
+        response_schema=b'{"type":"boolean"}',
+        asked_at=datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),
+    )
+    return CallStatus(
+        call_id="c1",
+        tool="ask",
+        phase=Phase.AWAITING_INPUT,
+        round=1,
+        pending=pending,
+        allowed_answerers=allowed,
+    )
+
+
+def test_status_names_who_may_answer_only_when_restricted() -> None:
+    restricted = _waiting(("bob", "alice"))
+    lines = render_status(restricted).splitlines()
+    assert [line.split(maxsplit=3)[-1] for line in lines if line.startswith("who may answer")] == [
+        "bob, alice"
+    ]
+    assert status_to_json(restricted)["allowed_answerers"] == ["bob", "alice"]
+    anyone = _waiting(())
+    assert "who may answer" not in render_status(anyone)
+    assert status_to_json(anyone)["allowed_answerers"] == []
 
 
 def test_waiting_calls_url_carries_the_phase_query() -> None:
@@ -108,6 +146,38 @@ def test_connection_flags_and_environment(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.delenv("SCOPE_TOOL_TLS")
     plain = ConnectionOptions.from_args(build_parser().parse_args(["pending"]))
     assert plain.tls_config() is False
+
+
+def test_the_worker_process_reads_tls_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in (
+        "SCOPE_TOOL_TLS",
+        "SCOPE_TOOL_TLS_CA",
+        "SCOPE_TOOL_TLS_CERT",
+        "SCOPE_TOOL_TLS_KEY",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    assert _tls_from_environment() is False
+    monkeypatch.setenv("SCOPE_TOOL_TLS", "1")
+    assert _tls_from_environment() is True
+    cert, key, ca = tmp_path / "c.pem", tmp_path / "k.pem", tmp_path / "ca.pem"
+    cert.write_bytes(b"CERT")
+    key.write_bytes(b"KEY")
+    ca.write_bytes(b"CA")
+    monkeypatch.setenv("SCOPE_TOOL_TLS_CERT", str(cert))
+    monkeypatch.setenv("SCOPE_TOOL_TLS_KEY", str(key))
+    monkeypatch.setenv("SCOPE_TOOL_TLS_CA", str(ca))
+    config = _tls_from_environment()
+    assert not isinstance(config, bool)
+    assert (config.server_root_ca_cert, config.client_cert, config.client_private_key) == (
+        b"CA",
+        b"CERT",
+        b"KEY",
+    )
+    monkeypatch.delenv("SCOPE_TOOL_TLS_KEY")
+    with pytest.raises(ValueError, match="given together"):
+        _tls_from_environment()
 
 
 def test_mtls_files_are_read_and_missing_ones_named(tmp_path: Path) -> None:

@@ -223,6 +223,33 @@ async def test_a_person_not_allowed_is_refused_and_an_allowed_one_gets_through(
     assert outcome.output.details == b"false"
 
 
+async def test_the_call_page_and_api_show_who_may_answer(
+    calls: ToolCalls, http: httpx.AsyncClient
+) -> None:
+    restricted = _call_id()
+    await start_waiting(
+        calls, restricted, "Ship it?", {"type": "boolean"}, allowed_answerers=("bob", "alice")
+    )
+    notice = "You (mallory) are not among them"
+    outsider = await _form_page(http, restricted, "mallory")
+    assert re.search(r'data-testid="allowed-list">bob, alice<', outsider)
+    assert notice in outsider
+    assert outsider.index(notice) < outsider.index('data-testid="answer-form"')
+    insider = await _form_page(http, restricted, "alice")
+    assert re.search(r'data-testid="allowed-list">bob, alice<', insider)
+    assert "are not among them" not in insider
+    shown = (await http.get(f"/api/calls/{restricted}", headers=_as("mallory"))).json()
+    assert shown["allowed_answerers"] == ["bob", "alice"]
+
+    open_call = _call_id()
+    await start_waiting(calls, open_call, "Anyone?", {"type": "boolean"})
+    page = await _form_page(http, open_call, "mallory")
+    assert "Who may answer" not in page
+    assert "are not among them" not in page
+    shown = (await http.get(f"/api/calls/{open_call}", headers=_as("mallory"))).json()
+    assert shown["allowed_answerers"] == []
+
+
 async def test_a_stale_form_is_refused_without_touching_the_next_question(
     calls: ToolCalls, http: httpx.AsyncClient
 ) -> None:

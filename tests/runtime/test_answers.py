@@ -208,6 +208,24 @@ async def test_allowed_answerer_is_recorded(calls: ToolCalls, worker: Any, tmp_p
     assert (await handle.status()).answers[0].answered_by == "alice"
 
 
+async def test_status_reports_who_may_answer(calls: ToolCalls, worker: Any, tmp_path: Path) -> None:
+    restricted = await calls.start(
+        _plan(tmp_path / "restricted"),
+        call_id=f"who-{uuid.uuid4()}",
+        allowed_answerers=("bob", "alice"),
+    )
+    anyone = await calls.start(_plan(tmp_path / "anyone"), call_id=f"any-{uuid.uuid4()}")
+    waiting = await wait_for_phase(restricted, Phase.AWAITING_INPUT)
+    assert waiting.allowed_answerers == ("bob", "alice")
+    assert (await wait_for_phase(anyone, Phase.AWAITING_INPUT)).allowed_answerers == ()
+    await restricted.answer({"approve": False}, answered_by="alice")
+    assert (await restricted.result()).phase is Phase.COMPLETED
+    assert (await restricted.status()).allowed_answerers == ("bob", "alice")
+    await anyone.cancel()
+    assert (await anyone.result()).phase is Phase.CANCELLED
+    assert (await anyone.status()).allowed_answerers == ()
+
+
 async def test_unserialisable_answer_is_refused_before_sending(
     calls: ToolCalls, worker: Any, tmp_path: Path
 ) -> None:

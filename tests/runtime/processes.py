@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from scope_tool_cli._binaries import temporal_cli
+from scope_tool_cli._dev_server import SERVER_TUNING
 
 TESTS = Path(__file__).resolve().parent.parent
 REPOSITORY = TESTS.parent
@@ -119,8 +120,7 @@ class ServerProcess:
             str(free_port()),
             "--db-filename",
             str(self.database),
-            "--sqlite-pragma",
-            "journal_mode=wal",
+            *SERVER_TUNING,
             "--log-level",
             "error",
         ]

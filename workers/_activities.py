@@ -8,10 +8,12 @@ worker or a cancellation ends an activity abnormally, and the workflow handles b
 Contract pinning: round 1 returns the sha256 of the tool's canonical ``Definition``; later rounds
 refuse to re-enter a tool whose deployed contract no longer has that digest.
 
-Retry safety: before the tool runs, the activity heartbeats ``{retry_safe, contract_digest}``.
-If the worker is then lost, the heartbeat timeout hands these details to the workflow, which
-re-runs the round only for a tool the worker declared safe to retry (``retry_safe=``); for any
-other tool the call ends ERRORED "outcome unknown" and the tool never runs twice.
+Retry safety: for a tool the worker declares safe to retry (``retry_safe=``), the activity
+heartbeats ``{retry_safe: true, contract_digest}`` before the tool runs. If the worker is then
+lost, the heartbeat timeout hands these details to the workflow, which re-runs the round. A
+round lost without such details (every other tool) ends ERRORED "outcome unknown", and the tool
+never runs twice. So only retry-safe tools pay for that first heartbeat (one more RPC and server
+write per round); every round heartbeats every third of its heartbeat timeout while it runs.
 """
 
 from __future__ import annotations
@@ -89,7 +91,10 @@ class ToolActivities:
             )
         retry_safe = round_input.tool in self._retry_safe
         started = ToolStartedHeartbeat(retry_safe=retry_safe, contract_digest=digest)
-        activity.heartbeat(started)
+        if retry_safe:
+            # Without these details a lost round counts as not retry-safe, which is the answer
+            # for every other tool already; only a retry-safe one must say so before it runs.
+            activity.heartbeat(started)
         beating = asyncio.create_task(_heartbeat_until_cancelled(started))
         try:
             return await self._run(binding, round_input, digest=digest, retry_safe=retry_safe)

@@ -21,6 +21,7 @@ digits. Everything else goes to the exact engine (``_schema_exact``), which also
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from decimal import Decimal
@@ -174,6 +175,12 @@ class CompiledSchema:
         if not isinstance(raw, bytes | bytearray | memoryview):
             raise TypeError(f"schema document must be bytes, not {type(raw).__name__}")
         raw = bytes(raw)
+        if len(raw) <= _CACHED_SCHEMA_BYTES:
+            return _parse_cached(raw)
+        return cls._parse(raw)
+
+    @classmethod
+    def _parse(cls, raw: bytes) -> CompiledSchema:
         if not raw:
             raise SchemaError("document is empty")
         if len(raw) > MAX_SCHEMA_BYTES:
@@ -248,3 +255,18 @@ class CompiledSchema:
 
 def _too_deep_for_rust(document: bytes) -> bool:
     return len(document) > 2 * _RUST_DEPTH and nested_deeper_than(document, _RUST_DEPTH)
+
+
+_CACHED_SCHEMA_BYTES: Final = 64 * 1024
+"""Schemas up to this size are compiled once per process (at most 256 kept, <= 16 MiB)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(raw: bytes) -> CompiledSchema:
+    """``CompiledSchema._parse`` memoised: a compiled schema is immutable, so sharing it is safe.
+
+    A tool asking for input builds the same ``InputRequest`` schema on every call, and the
+    runtime rebuilds it from JSON when it commits the request and when it re-enters the tool;
+    compiling (the metaschema check alone) costs ~0.5 ms each time. Refusals are not cached.
+    """
+    return CompiledSchema._parse(raw)

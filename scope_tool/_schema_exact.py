@@ -214,6 +214,18 @@ def _exact_class(base: Any) -> Any:
     return exact
 
 
+def _meta_validator(exact: Any) -> Validator:
+    """The validator of ``exact``'s metaschema, built once per validator class."""
+    meta = _META_VALIDATORS.get(exact)
+    if meta is None:
+        meta = exact(exact.META_SCHEMA, format_checker=FORMAT_CHECKER)
+        _META_VALIDATORS[exact] = meta
+    return meta
+
+
+_META_VALIDATORS: dict[Any, Validator] = {}
+
+
 def first_error(validator: Validator, value: Any) -> str | None:
     """``<json pointer>: <message>`` of the most relevant error, or None when valid."""
     error = best_match(validator.iter_errors(value))
@@ -245,7 +257,7 @@ def compile_exact(schema: Any) -> Validator:
                 "(remote metaschemas are never loaded)"
             )
     exact = _exact_class(base)
-    problem = first_error(exact(exact.META_SCHEMA, format_checker=FORMAT_CHECKER), schema)
+    problem = first_error(_meta_validator(exact), schema)
     if problem is not None:
         raise CompileError(f"compile: {problem}")
     specification = referencing.jsonschema.specification_with(

@@ -98,8 +98,16 @@ async def test_list_by_phase_and_tool_newest_first(
     await wait_until_async(refresh)
     assert [summary.call_id for summary in found] == list(reversed(waiting))
     assert all(s.tool == "deploy_plan" and s.phase is Phase.AWAITING_INPUT for s in found)
-    completed = [s for s in await calls.list(phase=Phase.COMPLETED) if s.call_id == done.call_id]
-    assert len(completed) == 1
+    completed: list[Any] = []
+
+    async def done_listed() -> bool:
+        # Visibility is eventually consistent: the close is listed a moment after the result.
+        listing = await calls.list(phase=Phase.COMPLETED, tool="echo")
+        completed[:] = [s for s in listing if s.call_id == done.call_id]
+        return len(completed) == 1
+
+    await wait_until_async(done_listed)
+    assert completed[0].phase is Phase.COMPLETED
     with pytest.raises(ValueError, match="tool must be a tool name"):
         await calls.list(tool="x' OR 'a'='a")
     for call_id in waiting:

@@ -347,3 +347,26 @@ def test_the_fast_engine_is_used_only_where_numbers_are_exact():
     assert compiled({"type": "object", "properties": {"a": {"maximum": 0.5}}})._rust is not None
     assert CompiledSchema.parse(b'{"maximum":0.1}')._rust is None  # 0.1 is not a double
     assert CompiledSchema.parse(b'{"maximum":18446744073709551616}')._rust is None
+
+
+def test_parse_compiles_a_small_schema_once_and_never_caches_a_refusal():
+    raw = b'{"type":"object","properties":{"approve":{"type":"boolean"}},"required":["approve"]}'
+    first = CompiledSchema.parse(raw)
+    assert CompiledSchema.parse(bytearray(raw)) is first  # the same immutable compiled value
+    first.validate(b'{"approve":true}')
+    with pytest.raises(SchemaValidationError):
+        first.validate(b'{"approve":"yes"}')
+    bad = b'{"type":"no-such-type"}'
+    for _ in range(2):  # refused every time, not remembered as a success or a stale error
+        with pytest.raises(SchemaError, match="compile"):
+            CompiledSchema.parse(bad)
+
+
+def test_parse_does_not_keep_large_schemas():
+    # Past 64 KiB a schema is compiled afresh: the cache stays small whatever tools register.
+    description = "x" * (65 * 1024)
+    raw = json.dumps({"type": "string", "description": description}).encode()
+    first = CompiledSchema.parse(raw)
+    second = CompiledSchema.parse(raw)
+    assert first == second
+    assert first is not second

@@ -40,6 +40,38 @@ async def _heartbeat_recorded(handle: Any) -> bool:
     return bool(pending) and bool(pending[0].heartbeat_details.payloads)
 
 
+async def _kill_worker_inside_tool(
+    calls: ToolCalls,
+    request: Request,
+    *,
+    call_id: str,
+    ledger: Path,
+    temporal_address: str,
+    task_queue: str,
+    log: Path,
+    after_first_heartbeat: bool,
+) -> Any:
+    """Start ``request``, SIGKILL its worker once the tool wrote "start"; return the handle.
+
+    With ``after_first_heartbeat`` the kill waits until the server holds the round's first
+    heartbeat (a retry-safe tool sends it before running); without, it comes at once, so
+    usually before the round's first periodic heartbeat (a third of ``HEARTBEAT`` in).
+    """
+    async with worker_process(temporal_address, task_queue, log) as worker:
+        handle = await calls.start(request, call_id=call_id)
+        await wait_until(lambda: ledger_lines(ledger) == ["start"])
+        if after_first_heartbeat:
+            for _ in range(100):
+                if await _heartbeat_recorded(handle):
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("the retry-safe round never heartbeat before running")
+        worker.kill()
+        await worker.process.wait()
+    return handle
+
+
 async def test_worker_killed_while_waiting_then_answered_with_no_worker(
     calls: ToolCalls, temporal_address: str, task_queue: str, tmp_path: Path
 ) -> None:
@@ -73,17 +105,18 @@ async def test_tool_not_safe_to_retry_ends_outcome_unknown(
 ) -> None:
     ledger = tmp_path / "ledger"
     arguments = json.dumps({"ledger": str(ledger), "seconds": 60})
-    async with worker_process(temporal_address, task_queue, tmp_path / "w1.log") as first:
-        handle = await calls.start(
-            Request(name="slow", arguments=arguments), call_id=f"crash-tool-{uuid.uuid4()}"
-        )
-        await wait_until(lambda: ledger_lines(ledger) == ["start"])
-        for _ in range(100):
-            if await _heartbeat_recorded(handle):
-                break
-            await asyncio.sleep(0.05)
-        first.kill()
-        await first.process.wait()
+    # Killed at once (this tool sends no heartbeat before running): a round lost without
+    # retry-safe details must count as not retry-safe, whether or not a periodic one arrived.
+    handle = await _kill_worker_inside_tool(
+        calls,
+        Request(name="slow", arguments=arguments),
+        call_id=f"crash-tool-{uuid.uuid4()}",
+        ledger=ledger,
+        temporal_address=temporal_address,
+        task_queue=task_queue,
+        log=tmp_path / "w1.log",
+        after_first_heartbeat=False,
+    )
     killed_at = datetime.now(UTC)
     async with worker_process(temporal_address, task_queue, tmp_path / "w2.log"):
         outcome = await asyncio.wait_for(handle.result(), timeout=40)
@@ -110,17 +143,16 @@ async def test_retry_safe_tool_completes_on_another_worker(
 ) -> None:
     ledger = tmp_path / "ledger"
     arguments = json.dumps({"ledger": str(ledger), "seconds": 2})
-    async with worker_process(temporal_address, task_queue, tmp_path / "w1.log") as first:
-        handle = await calls.start(
-            Request(name="slow_safe", arguments=arguments), call_id=f"crash-safe-{uuid.uuid4()}"
-        )
-        await wait_until(lambda: ledger_lines(ledger) == ["start"])
-        for _ in range(100):
-            if await _heartbeat_recorded(handle):
-                break
-            await asyncio.sleep(0.05)
-        first.kill()
-        await first.process.wait()
+    handle = await _kill_worker_inside_tool(
+        calls,
+        Request(name="slow_safe", arguments=arguments),
+        call_id=f"crash-safe-{uuid.uuid4()}",
+        ledger=ledger,
+        temporal_address=temporal_address,
+        task_queue=task_queue,
+        log=tmp_path / "w1.log",
+        after_first_heartbeat=True,
+    )
     async with worker_process(temporal_address, task_queue, tmp_path / "w2.log"):
         outcome = await asyncio.wait_for(handle.result(), timeout=40)
     assert outcome.phase is Phase.COMPLETED

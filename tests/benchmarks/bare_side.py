@@ -26,8 +26,6 @@ class BareParkedCall:
 class BareSide:
     """Drives ``bare_workflows`` on its own task queue, served by one ``bare_worker`` process."""
 
-    name = "baseline"
-
     def __init__(
         self,
         *,
@@ -36,9 +34,12 @@ class BareSide:
         worker: WorkerProcess,
         progress_file: Path | None,
         ask_first: bool = False,
+        keep_phase: bool = False,
     ) -> None:
+        self.name = "baseline+phase" if keep_phase else "baseline"
         self.client = client
         self._ask_first = ask_first
+        self._keep_phase = keep_phase
         self.task_queue = task_queue
         self.worker = worker
         self._progress_file = progress_file
@@ -82,6 +83,17 @@ class BareSide:
             ask_first=ask_first,
         )
 
+    def keeping_phase(self) -> BareSide:
+        """The same worker and queue, its approvals keeping ``ScopeToolPhase`` as the engine does."""
+        return BareSide(
+            client=self.client,
+            task_queue=self.task_queue,
+            worker=self.worker,
+            progress_file=self._progress_file,
+            ask_first=self._ask_first,
+            keep_phase=True,
+        )
+
     async def echo(self, call_id: str, text: str) -> None:
         """One completing call, start to result; raises if the result is not the echo."""
         result = await self.client.execute_workflow(
@@ -94,7 +106,7 @@ class BareSide:
         """Start a call that waits for an answer; returns once the server accepted the start."""
         handle = await self.client.start_workflow(
             BareApprovalWorkflow.run,
-            ApprovalCall(text=text, ask_first=self._ask_first),
+            ApprovalCall(text=text, ask_first=self._ask_first, keep_phase=self._keep_phase),
             id=call_id,
             task_queue=self.task_queue,
         )

@@ -8,7 +8,10 @@ job, so a ratio near 1.0 means scope-tool adds little over Temporal itself:
 - ``bare.Approval`` waits on an update ``answer`` (validated: one answer only) and then runs one
   activity with the person's decision, the human-in-the-loop shape without any protocol checks.
   With ``ask_first`` it first runs an activity producing the question, as the engine's first
-  round does, so a parked call costs both sides the same server round trips.
+  round does, so a parked call costs both sides the same server round trips. With
+  ``keep_phase`` it also keeps the ``ScopeToolPhase`` search attribute current as the engine
+  does (waiting, answered, done): a diagnostic baseline that separates what the engine's code
+  costs from what keeping calls findable by phase costs.
 
 Inputs and results are plain dataclasses and strings through Temporal's default data converter.
 """
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from temporalio import activity, workflow
+from temporalio.common import SearchAttributeKey
 
 with workflow.unsafe.imports_passed_through():
     from bench_functions import approval_outcome, approval_prompt, echo_text
@@ -36,6 +40,7 @@ __all__ = [
 ]
 
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
+_PHASE = SearchAttributeKey.for_keyword("ScopeToolPhase")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,6 +56,7 @@ class ApprovalCall:
 
     text: str
     ask_first: bool = False
+    keep_phase: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,25 +103,35 @@ class BareApprovalWorkflow:
     def __init__(self) -> None:
         self._approved: bool | None = None
         self._asking = True
+        self._keep_phase = False
 
     @workflow.run
     async def run(self, call: ApprovalCall) -> str:
+        self._keep_phase = call.keep_phase
         if call.ask_first:
             await workflow.execute_activity(
                 ask_activity, call.text, start_to_close_timeout=ACTIVITY_TIMEOUT
             )
         self._asking = False
+        self._set_phase("AWAITING_INPUT")
         await workflow.wait_condition(lambda: self._approved is not None)
         assert self._approved is not None
-        return await workflow.execute_activity(
+        result = await workflow.execute_activity(
             finish_approval_activity,
             ApprovalDecision(text=call.text, approved=self._approved),
             start_to_close_timeout=ACTIVITY_TIMEOUT,
         )
+        self._set_phase("COMPLETED")
+        return result
+
+    def _set_phase(self, phase: str) -> None:
+        if self._keep_phase:
+            workflow.upsert_search_attributes([_PHASE.value_set(phase)])
 
     @workflow.update(name="answer")
     def answer(self, approved: bool) -> None:
         self._approved = approved
+        self._set_phase("RUNNING")
 
     @answer.validator
     def _refuse_second_answer(self, approved: bool) -> None:

@@ -1,7 +1,7 @@
 """The sequential latency harness benchmarks 1 and 2 share: alternate the sides, then report.
 
-Calls are strictly sequential and alternate engine/baseline (the order flips every iteration),
-after a warm-up, so both sides see the same server state, the same machine load and warm caches.
+Calls are strictly sequential and alternate between the sides (the order rotates every
+iteration), after a warm-up, so all sides see the same server state, machine load and warm caches.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ async def alternate_sequentially(
     token = run_token()
     samples: dict[str, list[float]] = {side.name: [] for side in sides}
     for iteration in range(warm_up + measured):
-        order = sides if iteration % 2 == 0 else sides[::-1]
+        shift = iteration % len(sides)
+        order = [*sides[shift:], *sides[:shift]]
         for side in order:
             elapsed = await one_call(side, f"{token}-{side.name}-{iteration}", iteration)
             if iteration >= warm_up:
@@ -39,22 +40,27 @@ def record_latency_figures(
     samples: dict[str, list[float]],
     *,
     benchmark: str,
-    bound: float,
+    bound: float | None,
     note: str,
+    baseline_name: str = "baseline",
 ) -> tuple[Figure, Figure]:
-    """Record the median and p95 of engine against baseline, each judged as ratio <= ``bound``."""
+    """Record the median and p95 of engine against ``baseline_name``.
+
+    Each is judged as ratio <= ``bound``; with ``bound=None`` they are recorded without a goal.
+    """
     engine = summarize_latencies(samples["engine"])
-    baseline = summarize_latencies(samples["baseline"])
+    baseline = summarize_latencies(samples[baseline_name])
     if engine.samples != baseline.samples:
         raise AssertionError(f"{benchmark}: {engine.samples} engine vs {baseline.samples} samples")
     figures = tuple(
         Figure(
             benchmark=benchmark,
-            metric=f"latency {statistic}",
+            metric=f"latency {statistic}"
+            + ("" if baseline_name == "baseline" else f" vs {baseline_name}"),
             unit="ms",
             engine=engine_ms,
             baseline=baseline_ms,
-            goal=GoalKind.RATIO_AT_MOST,
+            goal=GoalKind.NONE if bound is None else GoalKind.RATIO_AT_MOST,
             bound=bound,
             note=note,
         )

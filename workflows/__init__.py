@@ -3,8 +3,9 @@
 ``ToolCallWorkflow`` runs one logical tool call; :class:`ToolCalls` starts, lists, answers and
 follows calls. Workers (``python -m workers``) register the workflow and the activities.
 
-The facade's modules are imported passed through the workflow sandbox: they are immutable
-values and client code, and importing them once per process keeps each workflow run cheap.
+The workflow runs unsandboxed (see ``workers.workflow_runner``); the facade's modules are still
+marked passed-through, so the package also loads in a sandboxed runner without re-importing
+client code per run.
 """
 
 from temporalio import workflow

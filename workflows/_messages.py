@@ -99,10 +99,11 @@ class CallToolInput:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStartedHeartbeat:
-    """The first heartbeat of a round, sent before the tool runs.
+    """The details every heartbeat of a round carries.
 
-    If the worker is then lost, the heartbeat timeout carries these details back to the
-    workflow, which re-runs the round only when the tool declared itself safe to retry.
+    A retry-safe tool sends the first one before it runs; every round sends them periodically
+    while its tool runs. If the worker is then lost, the heartbeat timeout carries the last of
+    them back to the workflow, which re-runs the round only when they say ``retry_safe``.
     """
 
     retry_safe: bool

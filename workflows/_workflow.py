@@ -383,7 +383,7 @@ def _rejection(refused: Refused) -> ApplicationError:
 
 
 def _declared_retry_safe(err: ActivityError) -> bool:
-    """Whether the lost round's first heartbeat said the tool is safe to run again."""
+    """Whether the lost round's last heartbeat said the tool is safe to run again (none: no)."""
     cause = err.cause
     if not isinstance(cause, ActivityTimeoutError):
         return False

@@ -2,8 +2,7 @@
 
 Each takes the parsed arguments and returns the process exit code; anything the user got wrong is
 raised as :class:`~scope_tool_cli._errors.CommandError` (one line, no traceback). ``answer``
-validates locally against the pending request's schema before it sends anything, so a wrong
-answer is explained with the schema and never reaches the workflow.
+goes through the facade's one answer path and renders the call's verdict (reason and detail).
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from scope_tool_cli._render import (
     outcome_to_json,
     pending_to_json,
     prompt_text,
+    refusal_line,
     render_outcome,
     render_status,
     render_table,
@@ -45,7 +45,7 @@ def _print(text: str) -> None:
 
 def _parse_json(text: str, what: str) -> bytes:
     """Check that ``text`` is one JSON document and return it as bytes, byte-exact."""
-    from scope_tool._ijson import check_ijson
+    from scope_tool import check_ijson
 
     try:
         raw = text.encode("utf-8")
@@ -238,60 +238,49 @@ def _shorten(text: str, width: int) -> str:
 
 
 async def run_answer(args: argparse.Namespace) -> int:
-    """Check the answer against the pending schema locally, then send it."""
-    response = _parse_json(args.response, "the answer")
+    """Send the answer through the facade and print its verdict.
+
+    The call decides (the facade pins the pending question); this command only renders the
+    refusal's reason and detail. Text that is not JSON is refused before connecting, by the
+    facade's own encoder, as a usage error.
+    """
+    from workflows import AnswerRejectedError, CallNotFoundError, RefusalReason, encode_answer
+
+    try:
+        response = encode_answer(args.response, call_id=args.call_id)
+    except AnswerRejectedError as refusal:
+        raise CommandError(refusal_line(refusal), exit_code=EXIT_USAGE) from None
     calls = await connect(ConnectionOptions.from_args(args))
     handle = calls.get(args.call_id)
-    status = await _status(handle, args.call_id)
-    pending = status.pending
-    if pending is None:
-        raise CommandError(f"call {args.call_id} is not waiting for input (phase {status.phase})")
-    if args.request_id and args.request_id != pending.request_id:
-        raise CommandError(
-            f"request id {args.request_id!r} is not the pending one ({pending.request_id!r}) "
-            f"of call {args.call_id}: the question was already answered or replaced"
+    try:
+        receipt = await handle.answer(
+            response, request_id=args.request_id or None, answered_by=args.by or _default_identity()
         )
-    _check_locally(response, pending.prompt, pending.response_schema)
-    await _send_answer(handle, response, pending.request_id, args, pending.response_schema)
-    _print(f"answer accepted by call {args.call_id} (request {pending.request_id})")
+    except AnswerRejectedError as refusal:
+        details = ""
+        if refusal.reason is RefusalReason.SCHEMA:
+            details = await _schema_details(handle)
+        raise CommandError(refusal_line(refusal), details=details) from None
+    except CallNotFoundError:
+        raise CommandError(f"no call with id {args.call_id!r}") from None
+    except Exception as error:
+        raise CommandError(f"cannot answer call {args.call_id}: {error}") from None
+    _print(f"answer accepted by call {args.call_id} (request {receipt.request_id})")
     _print(f"see what happens next: scope-tool status {args.call_id}")
     return EXIT_OK
 
 
-def _check_locally(response: bytes, prompt: bytes, schema: bytes) -> None:
-    """Validate exactly as the workflow will, via ``InputRequest.continuation``."""
-    from scope_tool import InputRequest
-    from scope_tool.errors import ToolError
-
+async def _schema_details(handle: ToolCallHandle) -> str:
+    """The pending question's schema, shown under a schema refusal (best effort)."""
     try:
-        request = InputRequest(prompt=prompt, response_schema=schema, state=b"null")
-        request.continuation(response)
-    except (ToolError, ValueError) as error:
-        raise CommandError(
-            f"answer refused: {error}",
-            details=f"the answer must satisfy this JSON Schema:\n{schema_text(schema)}",
-        ) from None
-
-
-async def _send_answer(
-    handle: ToolCallHandle,
-    response: bytes,
-    request_id: str,
-    args: argparse.Namespace,
-    schema: bytes,
-) -> None:
-    from workflows.errors import AnswerRejectedError
-
-    answered_by = args.by or _default_identity()
-    try:
-        await handle.answer(response, request_id=request_id, answered_by=answered_by)
-    except AnswerRejectedError as error:
-        raise CommandError(
-            f"answer refused by call {args.call_id}: {error}",
-            details=f"the answer must satisfy this JSON Schema:\n{schema_text(schema)}",
-        ) from None
-    except Exception as error:
-        raise CommandError(f"cannot answer call {args.call_id}: {error}") from None
+        status = await handle.status()
+    except Exception:
+        return ""
+    if status.pending is None:
+        return ""
+    return (
+        f"the answer must satisfy this JSON Schema:\n{schema_text(status.pending.response_schema)}"
+    )
 
 
 def _default_identity() -> str | None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scope_tool import Output
-    from workflows import CallOutcome, CallStatus, PendingInput
+    from workflows import AnswerRejectedError, CallOutcome, CallStatus, PendingInput
 
 __all__ = [
     "answer_hint",
@@ -22,6 +22,7 @@ __all__ = [
     "output_text",
     "pending_to_json",
     "prompt_text",
+    "refusal_line",
     "render_outcome",
     "render_status",
     "render_table",
@@ -220,3 +221,30 @@ def render_outcome(call_id: str, outcome: CallOutcome) -> str:
     width = 7
     lines += [f"{label.ljust(width)}  {value}" for label, value in _outcome_rows(outcome)]
     return "\n".join(lines)
+
+
+def refusal_line(error: AnswerRejectedError) -> str:
+    """A refused answer in one line, from its reason and detail (never from its wording).
+
+    The same fields give the inbox's sentence next to the form, so both say the same thing.
+    """
+    detail = error.detail
+    reason = error.reason.value
+    if reason == "invalid_json":
+        line = f"the answer is not valid JSON ({detail.problem})"
+        if detail.suggestion is not None:
+            line += f"; to answer the text, quote it: '{detail.suggestion}'"
+        return line
+    if reason == "schema" and detail.schema_path is not None:
+        return f"answer refused (schema): at {detail.schema_path or '(root)'}: {detail.problem}"
+    if reason in ("finished", "not_waiting") and detail.phase is not None:
+        return (
+            f"answer refused ({reason}): call {error.call_id} is not waiting for input"
+            f" (phase {detail.phase})"
+        )
+    if reason == "not_allowed":
+        return (
+            f"answer refused (not_allowed): you may not answer call {error.call_id};"
+            f" allowed: {', '.join(detail.allowed_answerers)}"
+        )
+    return f"answer refused ({reason}): {error.message}"

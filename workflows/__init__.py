@@ -11,7 +11,7 @@ client code per run.
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows._client import ToolCallHandle, ToolCalls
+    from workflows._client import ToolCallHandle, ToolCalls, encode_answer
     from workflows._converter import (
         DATA_CONVERTER,
         ScopeToolPayloadConverter,
@@ -27,7 +27,13 @@ with workflow.unsafe.imports_passed_through():
         Phase,
         RefusedAnswer,
     )
-    from workflows.errors import AnswerRejectedError, CallNotFoundError, ToolCallsError
+    from workflows.errors import (
+        AnswerRejectedError,
+        CallNotFoundError,
+        RefusalDetail,
+        RefusalReason,
+        ToolCallsError,
+    )
 
 from workflows._workflow import ToolCallWorkflow
 
@@ -42,11 +48,14 @@ __all__ = [
     "CallSummary",
     "PendingInput",
     "Phase",
+    "RefusalDetail",
+    "RefusalReason",
     "RefusedAnswer",
     "ScopeToolPayloadConverter",
     "ToolCallHandle",
     "ToolCallWorkflow",
     "ToolCalls",
     "ToolCallsError",
+    "encode_answer",
     "with_scope_tool_converter",
 ]

@@ -12,6 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from scope_tool import FailureKind, Output
+from workflows.errors import RefusalDetail
 
 __all__ = [
     "TERMINAL_PHASES",
@@ -85,12 +86,17 @@ class AnswerRecord:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefusedAnswer:
-    """An answer sent by signal that failed the checks; the call kept waiting."""
+    """An answer sent by signal that failed the checks; the call kept waiting.
+
+    ``reason`` is a :class:`~workflows.RefusalReason` value; ``detail`` its facts as fields
+    (``None`` in snapshots recorded before details existed).
+    """
 
     request_id: str | None
     reason: str
     message: str
     answered_by: str | None = None
+    detail: RefusalDetail | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -353,9 +353,10 @@ class ToolCallWorkflow:
             self._refused.append(
                 RefusedAnswer(
                     request_id=answer.request_id,
-                    reason=result.reason,
+                    reason=result.reason.value,
                     message=result.message,
                     answered_by=answer.answered_by,
+                    detail=result.detail,
                 )
             )
 
@@ -378,7 +379,11 @@ class ToolCallWorkflow:
 
 def _rejection(refused: Refused) -> ApplicationError:
     return ApplicationError(
-        refused.message, refused.reason, type="AnswerRejected", non_retryable=True
+        refused.message,
+        refused.reason.value,
+        refused.detail.to_json_dict(),
+        type="AnswerRejected",
+        non_retryable=True,
     )
 
 

@@ -51,6 +51,7 @@ PUBLIC_NAMES = [
     "WrappingTool",
     "bind",
     "capability",
+    "check_ijson",
     "classify_failure",
     "func_tool",
 ]

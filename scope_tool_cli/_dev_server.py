@@ -30,7 +30,7 @@ from typing import IO
 
 from scope_tool_cli._binaries import MissingBinaryError, temporal_cli
 from scope_tool_cli._errors import EXIT_FAILED, CommandError
-from workflows._messages import PHASE_KEY, TOOL_KEY
+from workflows.wire import PHASE_KEY, TOOL_KEY
 
 __all__ = [
     "SEARCH_ATTRIBUTES",

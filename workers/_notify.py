@@ -13,7 +13,7 @@ import urllib.request
 
 from temporalio import activity
 
-from workflows._messages import NOTIFY_ACTIVITY, NotifyInput
+from workflows.wire import NOTIFY_ACTIVITY, NotifyInput
 
 __all__ = ["notify"]
 

@@ -1,12 +1,18 @@
 """The durable runtime's workflow and its client facade.
 
-``ToolCallWorkflow`` runs one logical tool call; :class:`ToolCalls` starts, lists, answers and
-follows calls. Workers (``python -m workers``) register the workflow and the activities.
+:class:`ToolCalls` starts, lists, answers and follows calls; ``ToolCallWorkflow`` runs one
+logical tool call. :mod:`workflows.wire` is the public contract between the workflow and the
+workers (names, inputs, the activity's tagged result). Workers (``python -m workers``) register
+the workflow and the activities.
 
-The workflow runs unsandboxed (see ``workers.workflow_runner``); the facade's modules are still
+A client import never loads the workflow definition: ``ToolCallWorkflow`` is imported on first
+access (module ``__getattr__``), so ``from workflows import ToolCalls`` stays client-only. The
+workflow runs unsandboxed (see ``workers.workflow_runner``); the facade's modules are still
 marked passed-through, so the package also loads in a sandboxed runner without re-importing
 client code per run.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
 
@@ -17,7 +23,6 @@ with workflow.unsafe.imports_passed_through():
         ScopeToolPayloadConverter,
         with_scope_tool_converter,
     )
-    from workflows._messages import AnswerReceipt
     from workflows._status import (
         AnswerRecord,
         CallOutcome,
@@ -34,8 +39,19 @@ with workflow.unsafe.imports_passed_through():
         RefusalReason,
         ToolCallsError,
     )
+    from workflows.wire import AnswerReceipt
 
-from workflows._workflow import ToolCallWorkflow
+if TYPE_CHECKING:
+    from workflows._workflow import ToolCallWorkflow
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ToolCallWorkflow":
+        from workflows._workflow import ToolCallWorkflow
+
+        return ToolCallWorkflow
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DATA_CONVERTER",

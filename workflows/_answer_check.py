@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from scope_tool import MAX_INPUT_BYTES, InputRequest, check_ijson
 from scope_tool._schema import SchemaValidationError
 from scope_tool.errors import ToolError
-from workflows._messages import AnswerInput
 from workflows._status import AnswerRecord, PendingInput, Phase
 from workflows.errors import RefusalDetail, RefusalReason
+from workflows.wire import AnswerInput
 
 __all__ = ["Accepted", "Refused", "check_answer"]
 

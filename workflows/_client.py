@@ -35,16 +35,6 @@ from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from scope_tool import MAX_INPUT_BYTES, Request, check_ijson
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
-from workflows._messages import (
-    ANSWER,
-    PHASE_KEY,
-    STATUS,
-    TOOL_KEY,
-    WORKFLOW_NAME,
-    AnswerInput,
-    AnswerReceipt,
-    ToolCallInput,
-)
 from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import (
     ANSWER_REJECTION_REASONS,
@@ -53,6 +43,16 @@ from workflows.errors import (
     RefusalDetail,
     RefusalReason,
     ToolCallsError,
+)
+from workflows.wire import (
+    ANSWER,
+    PHASE_KEY,
+    STATUS,
+    TOOL_KEY,
+    WORKFLOW_NAME,
+    AnswerInput,
+    AnswerReceipt,
+    ToolCallInput,
 )
 
 __all__ = ["ToolCallHandle", "ToolCalls", "encode_answer"]

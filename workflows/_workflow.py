@@ -30,7 +30,15 @@ with workflow.unsafe.imports_passed_through():
 
     from scope_tool import FailureKind, InputRequest, Output
     from workflows._answer_check import Accepted, Refused, check_answer
-    from workflows._messages import (
+    from workflows._status import (
+        AnswerRecord,
+        CallOutcome,
+        CallStatus,
+        PendingInput,
+        Phase,
+        RefusedAnswer,
+    )
+    from workflows.wire import (
         ANSWER,
         CALL_TOOL_ACTIVITY,
         NOTIFY_ACTIVITY,
@@ -49,14 +57,6 @@ with workflow.unsafe.imports_passed_through():
         RoundInvalid,
         RoundResult,
         ToolCallInput,
-    )
-    from workflows._status import (
-        AnswerRecord,
-        CallOutcome,
-        CallStatus,
-        PendingInput,
-        Phase,
-        RefusedAnswer,
     )
 
 __all__ = ["ToolCallWorkflow"]

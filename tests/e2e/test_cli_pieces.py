@@ -27,7 +27,7 @@ from scope_tool_cli._render import (
 )
 from workers.__main__ import _tls_from_environment
 from workflows import CallStatus, PendingInput, Phase
-from workflows._messages import PHASE_KEY, TOOL_KEY
+from workflows.wire import PHASE_KEY, TOOL_KEY
 
 
 @pytest.mark.parametrize(

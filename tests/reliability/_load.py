@@ -29,7 +29,7 @@ from temporalio.service import RPCError
 
 from scope_tool import Request
 from workflows import DATA_CONVERTER, CallOutcome, Phase, ToolCalls
-from workflows._messages import CALL_TOOL_ACTIVITY
+from workflows.wire import CALL_TOOL_ACTIVITY
 
 from ._dev_server import DedicatedDevServer
 from ._ledger import LedgerAudit, SideEffectLedger

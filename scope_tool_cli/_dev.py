@@ -137,9 +137,11 @@ async def _wait_for_worker(worker: subprocess.Popen[bytes], log_file: Path) -> N
 def _start_inbox(calls: ToolCalls, *, ip: str, port: int) -> asyncio.Task[None] | str:
     """The inbox as a task, or the reason it is not available (the dev loop goes on without it)."""
     try:
-        from scope_tool_cli.inbox import serve_inbox
+        from scope_tool_inbox import serve_inbox
     except ImportError as error:
-        return f"not available in this build ({error})"
+        from scope_tool_cli._serve import inbox_missing
+
+        return inbox_missing(error)
     if not port_is_free(ip, port):
         return f"not started: port {port} is in use (choose another with --inbox-port)"
     return asyncio.create_task(serve_inbox(calls, host=ip, port=port, dev_loopback=True))

@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_inbox_arguments(parser: argparse.ArgumentParser) -> None:
     try:
-        from scope_tool_cli.inbox import add_arguments
+        from scope_tool_inbox import add_arguments
     except ImportError:
         return
     add_arguments(parser)

@@ -2,8 +2,8 @@
 
 ``scope-tool worker`` replaces itself with ``python -m workers`` (``os.execv``) so signals,
 exit codes and logs are exactly the worker's own; connection settings travel as the worker's
-flags and ``SCOPE_TOOL_*`` environment. ``scope-tool inbox`` runs the inbox engineer's
-``serve_inbox`` when it is installed and says clearly when it is not.
+flags and ``SCOPE_TOOL_*`` environment. ``scope-tool inbox`` runs ``scope_tool_inbox`` (the
+``[inbox]`` extra) when it is installed and says how to install it when it is not.
 """
 
 from __future__ import annotations
@@ -18,7 +18,15 @@ import sys
 from scope_tool_cli._connection import ConnectionOptions, connect
 from scope_tool_cli._errors import EXIT_OK, EXIT_USAGE, CommandError
 
-__all__ = ["run_inbox", "run_worker"]
+__all__ = ["INBOX_INSTALL_HINT", "inbox_missing", "run_inbox", "run_worker"]
+
+INBOX_INSTALL_HINT = "pip install 'scope-tool[inbox]'"
+"""How to get the inbox: it is an optional package with its own web stack."""
+
+
+def inbox_missing(error: ImportError) -> str:
+    """Why the inbox cannot start and how to install it, in one line."""
+    return f"the web inbox is not installed ({error}); install it with: {INBOX_INSTALL_HINT}"
 
 
 def run_worker(args: argparse.Namespace) -> int:
@@ -74,9 +82,9 @@ def run_worker(args: argparse.Namespace) -> int:
 async def run_inbox(args: argparse.Namespace) -> int:
     """Serve the web inbox until Ctrl-C or SIGTERM; a bad setting is one line, exit code 2."""
     try:
-        from scope_tool_cli.inbox import InboxAuth, InboxConfigError, serve_inbox
+        from scope_tool_inbox import InboxAuth, InboxConfigError, serve_inbox
     except ImportError as error:
-        raise CommandError(f"the web inbox is not available in this build ({error})") from None
+        raise CommandError(inbox_missing(error)) from None
     try:  # refuse an unsafe setting before connecting anywhere
         InboxAuth(
             identity_header=args.identity_header,

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from inbox.ask_tools import start_waiting, wait_for_phase
-from scope_tool_cli.inbox import InboxAuth, create_app
+from scope_tool_inbox import InboxAuth, create_app
 from workflows import Phase, ToolCalls
 
 HEADER = "X-Forwarded-User"

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from scope_tool_cli.inbox import (
+from scope_tool_inbox import (
     AuthenticationError,
     InboxAuth,
     InboxConfigError,
@@ -19,7 +19,7 @@ from scope_tool_cli.inbox import (
     serve_inbox,
     verify_token,
 )
-from scope_tool_cli.inbox.__main__ import main as token_main
+from scope_tool_inbox.__main__ import main as token_main
 from workflows import ToolCalls
 
 SECRET = "a-test-secret-of-enough-bytes"

@@ -18,7 +18,7 @@ import pytest
 from e2e._cli import run_cli
 
 from inbox.ask_tools import start_waiting
-from scope_tool_cli.inbox import InboxAuth, create_app
+from scope_tool_inbox import InboxAuth, create_app
 from workflows import AnswerRejectedError, Phase, RefusalDetail, RefusalReason, ToolCalls
 
 HEADER = "X-Forwarded-User"

@@ -19,8 +19,8 @@ from collections.abc import Callable, Generator
 
 import uvicorn
 
-from scope_tool_cli.inbox.app import create_app
-from scope_tool_cli.inbox.auth import InboxAuth, is_loopback_host
+from scope_tool_inbox.app import create_app
+from scope_tool_inbox.auth import InboxAuth, is_loopback_host
 from workflows import ToolCalls
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "add_arguments", "serve_inbox"]
@@ -108,7 +108,7 @@ async def serve_inbox(
             loopback address is accepted (and only with ``dev_loopback``).
         port: Port to listen on; ``0`` picks a free one (reported to ``on_listening``).
         identity_header: Trusted header carrying the identity (set by a reverse proxy).
-        token_secret: Secret for signed tokens (see :func:`~scope_tool_cli.inbox.mint_token`).
+        token_secret: Secret for signed tokens (see :func:`~scope_tool_inbox.mint_token`).
         dev_loopback: Serve without authentication on a loopback address (identity ``dev``).
         on_listening: Called with the bound host and port once connections are accepted.
 

@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from temporalio.service import RPCError
 
-from scope_tool_cli.inbox.csrf import foreign_origin
-from scope_tool_cli.inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_bytes, refusal_text
-from scope_tool_cli.inbox.views import call_json, call_path, pending_fingerprint, pending_json
+from scope_tool_inbox.csrf import foreign_origin
+from scope_tool_inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_bytes, refusal_text
+from scope_tool_inbox.views import call_json, call_path, pending_fingerprint, pending_json
 from workflows import AnswerRejectedError, CallNotFoundError, ToolCallsError
 
 __all__ = ["InboxApi"]

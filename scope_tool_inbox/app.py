@@ -19,17 +19,17 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from scope_tool_cli.inbox.api import InboxApi
-from scope_tool_cli.inbox.auth import (
+from scope_tool_inbox.api import InboxApi
+from scope_tool_inbox.auth import (
     AS_COOKIE,
     TOKEN_COOKIE,
     AuthenticationError,
     InboxAuth,
     verify_token,
 )
-from scope_tool_cli.inbox.csrf import FormTokens
-from scope_tool_cli.inbox.pages import InboxPages
-from scope_tool_cli.inbox.reading import CallReader
+from scope_tool_inbox.csrf import FormTokens
+from scope_tool_inbox.pages import InboxPages
+from scope_tool_inbox.reading import CallReader
 from workflows import ToolCalls
 
 __all__ = ["create_app"]
@@ -47,7 +47,7 @@ def create_app(
 
     Args:
         calls: The client facade the inbox reads and answers through.
-        auth: How people are identified (see :class:`~scope_tool_cli.inbox.auth.InboxAuth`).
+        auth: How people are identified (see :class:`~scope_tool_inbox.auth.InboxAuth`).
         refresh_seconds: How often open pages poll the API for changes.
         limit: At most this many waiting calls are listed.
     """

@@ -14,9 +14,11 @@ from scope_tool_cli.inbox.auth import (
     mint_token,
     verify_token,
 )
+from scope_tool_cli.inbox.hosts import AllowedHosts
 from scope_tool_cli.inbox.server import add_arguments, serve_inbox
 
 __all__ = [
+    "AllowedHosts",
     "AuthenticationError",
     "InboxAuth",
     "InboxConfigError",

@@ -100,7 +100,7 @@ def create_app(
     reader = CallReader(calls, limit=limit)
     pages = InboxPages(reader, form_tokens=form_tokens, refresh_ms=int(refresh_seconds * 1000))
     api = InboxApi(reader)
-    guard = _Guard(auth, pages, form_tokens)
+    guard = _Guard(auth, pages, form_tokens, max_body_bytes=max_body_bytes)
     return Starlette(
         middleware=[
             Middleware(
@@ -140,10 +140,13 @@ def _set_cookie(request: Request, response: Response, name: str, value: str) -> 
 class _Guard:
     """Runs an endpoint only for an identified person (everyone else gets 401), in a session."""
 
-    def __init__(self, auth: InboxAuth, pages: InboxPages, form_tokens: FormTokens) -> None:
+    def __init__(
+        self, auth: InboxAuth, pages: InboxPages, form_tokens: FormTokens, *, max_body_bytes: int
+    ) -> None:
         self._auth = auth
         self._pages = pages
         self._form_tokens = form_tokens
+        self._max_body_bytes = max_body_bytes
 
     def __call__(self, endpoint: IdentifiedEndpoint) -> Endpoint:
         async def run(request: Request) -> Response:
@@ -170,11 +173,16 @@ class _Guard:
         """Refuse a form post whose token is missing, foreign or expired, before ``endpoint``.
 
         The refusal is the call's page again (403) with the values kept, the reason, and a
-        fresh token for this session, so the person checks the values and sends again.
+        fresh token for this session, so the person checks the values and sends again. The form
+        is parsed here once (the endpoint gets the same parsed form): the gate has bounded the
+        whole body already, so no per-field cap applies, and a legal answer of up to
+        ``MAX_INPUT_BYTES`` of JSON still fits when percent-encoding triples it.
         """
 
         async def checked(request: Request, identity: str) -> Response:
-            form_data = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
+            form_data = await request.form(
+                max_files=0, max_fields=MAX_FORM_FIELDS, max_part_size=self._max_body_bytes
+            )
             sent = form_data.get(CSRF_FIELD)
             problem = self._form_tokens.problem(
                 identity,

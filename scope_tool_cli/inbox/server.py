@@ -20,7 +20,7 @@ from collections.abc import Callable, Generator, Sequence
 import uvicorn
 
 from scope_tool_cli.inbox.app import create_app
-from scope_tool_cli.inbox.auth import InboxAuth, is_loopback_host
+from scope_tool_cli.inbox.auth import InboxAuth, InboxConfigError, is_loopback_host
 from scope_tool_cli.inbox.hosts import AllowedHosts
 from workflows import ToolCalls
 
@@ -75,12 +75,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--allowed-host",
         dest="allowed_hosts",
         action="append",
+        type=_host_entry,
         default=_split_names(environment.get("SCOPE_TOOL_INBOX_ALLOWED_HOSTS", "")),
         metavar="NAME",
         help="a public name the inbox is reached by (repeatable; also "
         "SCOPE_TOOL_INBOX_ALLOWED_HOSTS=NAME,NAME): requests for any other host are refused, "
         "which stops DNS-rebinding pages; loopback names and the bound address are always allowed",
     )
+
+
+def _host_entry(text: str) -> str:
+    """Refuse a mistyped ``--allowed-host`` while parsing, with the reason."""
+    try:
+        AllowedHosts.parse([text])
+    except InboxConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def _split_names(text: str) -> list[str]:

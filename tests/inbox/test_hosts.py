@@ -9,6 +9,7 @@ it refused with the call untouched, while the inbox's own pages keep working.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import re
@@ -20,7 +21,14 @@ import httpx
 import pytest
 
 from inbox.ask_tools import start_waiting
-from scope_tool_cli.inbox import AllowedHosts, InboxAuth, InboxConfigError, create_app, serve_inbox
+from scope_tool_cli.inbox import (
+    AllowedHosts,
+    InboxAuth,
+    InboxConfigError,
+    add_arguments,
+    create_app,
+    serve_inbox,
+)
 from scope_tool_cli.inbox.hosts import cross_origin_source
 from workflows import Phase, ToolCalls
 
@@ -62,6 +70,22 @@ def test_configured_public_names_and_a_wildcard_bind() -> None:
 def test_an_allowed_host_that_is_not_a_name_is_a_clear_error(entry: str) -> None:
     with pytest.raises(InboxConfigError, match="is not a host name"):
         AllowedHosts.parse([entry])
+
+
+def test_allowed_hosts_come_from_the_environment_and_the_command_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SCOPE_TOOL_INBOX_ALLOWED_HOSTS", "a.example, b.example")
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert parser.parse_args([]).allowed_hosts == ["a.example", "b.example"]
+    both = parser.parse_args(["--allowed-host", "c.example", "--allowed-host", "d.example"])
+    assert both.allowed_hosts == ["a.example", "b.example", "c.example", "d.example"]
+    assert parser.parse_args([]).allowed_hosts == ["a.example", "b.example"]  # default kept
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_args(["--allowed-host", "https://inbox.example"])
+    assert exited.value.code == 2
+    assert "is not a host name" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -89,6 +89,8 @@ def create_app(
         raise ValueError(f"refresh_seconds must be positive, got {refresh_seconds}")
     if limit <= 0:
         raise ValueError(f"limit must be positive, got {limit}")
+    if max_body_bytes <= 0:
+        raise ValueError(f"max_body_bytes must be positive, got {max_body_bytes}")
     hosts = allowed_hosts if allowed_hosts is not None else AllowedHosts()
     if hosts.any_host and not auth.authenticated:
         raise InboxConfigError(

@@ -57,7 +57,7 @@ FORM_TOKEN_LIFETIME = timedelta(hours=12)
 """How long a form is accepted after its page was made: a working day with a long lunch."""
 
 _CLOCK_SKEW_SECONDS = 300
-_STAMP_DIGITS = 12  # hex digits of the issue time: good until the year 10889
+_STAMP_DIGITS = 12  # hex digits of the issue time in Unix seconds (enough for 8 million years)
 _MAC_DIGITS = 64
 _SESSION_PATTERN = re.compile(r"[A-Za-z0-9_-]{43}")
 

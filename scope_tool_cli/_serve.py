@@ -106,6 +106,7 @@ async def run_inbox(args: argparse.Namespace) -> int:
             identity_header=args.identity_header,
             token_secret=args.token_secret,
             dev_loopback=args.dev_loopback,
+            allowed_hosts=args.allowed_hosts,
             on_listening=listening,
         )
     )

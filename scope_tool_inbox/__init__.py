@@ -14,9 +14,11 @@ from scope_tool_inbox.auth import (
     mint_token,
     verify_token,
 )
+from scope_tool_inbox.hosts import AllowedHosts
 from scope_tool_inbox.server import add_arguments, serve_inbox
 
 __all__ = [
+    "AllowedHosts",
     "AuthenticationError",
     "InboxAuth",
     "InboxConfigError",

@@ -18,7 +18,7 @@ import pytest
 from e2e._cli import run_cli
 
 from inbox.ask_tools import start_waiting
-from scope_tool_inbox import InboxAuth, create_app
+from scope_tool_inbox import AllowedHosts, InboxAuth, create_app
 from workflows import AnswerRejectedError, Phase, RefusalDetail, RefusalReason, ToolCalls
 
 HEADER = "X-Forwarded-User"
@@ -33,7 +33,12 @@ BAD_ANSWER = '{"amount":9000}'
 
 @pytest.fixture
 async def http(calls: ToolCalls, worker: Any) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(calls, auth=InboxAuth(identity_header=HEADER), refresh_seconds=0.5)
+    app = create_app(
+        calls,
+        auth=InboxAuth(identity_header=HEADER),
+        refresh_seconds=0.5,
+        allowed_hosts=AllowedHosts.parse(["inbox.test"]),
+    )
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
     async with httpx.AsyncClient(transport=transport, base_url="http://inbox.test") as client:
         yield client

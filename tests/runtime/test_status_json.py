@@ -80,7 +80,8 @@ def test_an_outcome_serialises_output_text_and_failure() -> None:
     assert shown["details"] == {"n": 1}
     assert shown["failure_kind"] == "failed"
     assert shown["message"] == "boom"
-    assert json.loads(shown["text"]) == shown["output"]
+    assert json.loads(shown["text"]) == {"n": 1}
+    assert shown["output"]["details"] == {"n": 1}
 
 
 def test_the_webhook_body_uses_the_same_prompt_value() -> None:

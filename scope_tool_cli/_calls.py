@@ -15,7 +15,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-from scope_tool_cli._connection import ConnectionOptions, connect
+from scope_tool_cli._connection import connect, settings_from_args
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
 from scope_tool_cli._render import (
     answer_hint,
@@ -91,7 +91,7 @@ async def run_call(args: argparse.Namespace) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise CommandError(f"--timeout must be positive, got {args.timeout}", exit_code=EXIT_USAGE)
     call_id: str = args.id or f"{args.name}-{uuid.uuid4().hex[:12]}"
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     try:
         from datetime import timedelta
 
@@ -151,7 +151,7 @@ async def _follow(handle: ToolCallHandle, call_id: str, *, give_up_after: float 
 
 async def run_status(args: argparse.Namespace) -> int:
     """Show one call's status as a table or JSON."""
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     status = await _status(calls.get(args.call_id), args.call_id)
     if args.json:
         _print(json.dumps(status_to_json(status), indent=2, ensure_ascii=False))
@@ -168,7 +168,7 @@ async def run_pending(args: argparse.Namespace) -> int:
     """
     from workflows import CallSummary, Phase
 
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     try:
         summaries = await calls.list(phase=Phase.AWAITING_INPUT, tool=args.tool, limit=args.limit)
     except Exception as error:
@@ -250,7 +250,7 @@ async def run_answer(args: argparse.Namespace) -> int:
         response = encode_answer(args.response, call_id=args.call_id)
     except AnswerRejectedError as refusal:
         raise CommandError(refusal_line(refusal), exit_code=EXIT_USAGE) from None
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     handle = calls.get(args.call_id)
     try:
         receipt = await handle.answer(
@@ -292,7 +292,7 @@ def _default_identity() -> str | None:
 
 async def run_result(args: argparse.Namespace) -> int:
     """Print a finished call's output; ``--wait`` blocks until it finishes."""
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     handle = calls.get(args.call_id)
     status = await _status(handle, args.call_id)
     if not _is_terminal(status) or status.outcome is None:
@@ -320,7 +320,7 @@ async def run_result(args: argparse.Namespace) -> int:
 
 async def run_cancel(args: argparse.Namespace) -> int:
     """Ask a running call to stop; it ends as CANCELLED."""
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     handle = calls.get(args.call_id)
     status = await _status(handle, args.call_id)
     if _is_terminal(status):

@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
         ScopeToolPayloadConverter,
         with_scope_tool_converter,
     )
+    from workflows._prompt import Prompt, json_value, read_prompt
     from workflows._status import (
         AnswerRecord,
         CallOutcome,
@@ -64,6 +65,7 @@ __all__ = [
     "CallSummary",
     "PendingInput",
     "Phase",
+    "Prompt",
     "RefusalDetail",
     "RefusalReason",
     "RefusedAnswer",
@@ -73,5 +75,7 @@ __all__ = [
     "ToolCalls",
     "ToolCallsError",
     "encode_answer",
+    "json_value",
+    "read_prompt",
     "with_scope_tool_converter",
 ]

@@ -44,6 +44,7 @@ from workflows.errors import (
     RefusalReason,
     ToolCallsError,
 )
+from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from workflows.wire import (
     ANSWER,
     PHASE_KEY,
@@ -76,7 +77,7 @@ class ToolCalls:
         self,
         client: Client,
         *,
-        task_queue: str = "scope-tools",
+        task_queue: str = DEFAULT_TASK_QUEUE,
         heartbeat_timeout: timedelta = timedelta(seconds=10),
         notify_initial_interval: timedelta = timedelta(seconds=1),
     ) -> None:
@@ -92,10 +93,10 @@ class ToolCalls:
     @classmethod
     async def connect(
         cls,
-        address: str = "localhost:7233",
+        address: str = DEFAULT_ADDRESS,
         *,
-        namespace: str = "default",
-        task_queue: str = "scope-tools",
+        namespace: str = DEFAULT_NAMESPACE,
+        task_queue: str = DEFAULT_TASK_QUEUE,
         tls: bool | TLSConfig | None = None,
         api_key: str | None = None,
     ) -> ToolCalls:

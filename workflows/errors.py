@@ -6,7 +6,8 @@ raises for a reason of its own::
     scope_tool.errors.ToolError
     └── ToolCallsError
         ├── AnswerRejectedError   an answer was refused; nothing changed in the call
-        └── CallNotFoundError     no call with that id exists
+        ├── CallNotFoundError     no call with that id exists
+        └── SettingsError         a connection setting (flag or SCOPE_TOOL_* variable) is wrong
 
 A refusal carries a :class:`RefusalReason` and a :class:`RefusalDetail`, so a terminal, a page
 or a script renders it from fields rather than from the wording of a message.
@@ -26,6 +27,7 @@ __all__ = [
     "CallNotFoundError",
     "RefusalDetail",
     "RefusalReason",
+    "SettingsError",
     "ToolCallsError",
 ]
 
@@ -140,3 +142,7 @@ class CallNotFoundError(ToolCallsError, LookupError):
     def __init__(self, call_id: str) -> None:
         super().__init__(f"no tool call with id {call_id!r}")
         self.call_id = call_id
+
+
+class SettingsError(ToolCallsError, ValueError):
+    """A connection setting has a value it cannot take; the message names the setting."""

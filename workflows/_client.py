@@ -456,7 +456,12 @@ class ToolCallHandle:
 
         A refused signal is recorded in ``status().refused`` and the call keeps waiting.
         """
-        raw = encode_answer(response, call_id=self._call_id)
+        # JSON text as bytes goes as it is: the workflow checks it and records a refusal.
+        raw = (
+            bytes(response)
+            if isinstance(response, bytes | bytearray | memoryview)
+            else encode_answer(response, call_id=self._call_id)
+        )
         try:
             await self._handle.signal(
                 ANSWER, AnswerInput(response=raw, request_id=request_id, answered_by=answered_by)

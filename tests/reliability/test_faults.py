@@ -13,12 +13,12 @@ import json
 import uuid
 from pathlib import Path
 
+from helpers.servers import DedicatedDevServer
 from temporalio.client import Client
 
 from scope_tool import Request
 from workflows import DATA_CONVERTER, Phase, ToolCalls
 
-from ._dev_server import DedicatedDevServer
 from ._ledger import SideEffectLedger
 from ._load import FaultPlan, run_load
 from ._processes import WorkerProcess

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._dev_server import DedicatedDevServer
+from helpers.servers import DedicatedDevServer
+
 from ._load import run_load
 
 CALLS = 50

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.waiting import wait_for_phase, wait_until_async
 
 from runtime.example_tools import CHANGED_REGISTRY, ledger_lines
-from runtime.waiting import wait_for_phase, wait_until_async
 from scope_tool import Request
 from workers import build_worker
 from workflows import CallConflictError, CallNotFoundError, Phase, ToolCalls, ToolCallsError

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from reliability._dev_server import DedicatedDevServer
+from helpers.servers import DedicatedDevServer
 from reliability._load import FaultPlan, run_load
 
 from workflows import Phase

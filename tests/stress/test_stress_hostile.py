@@ -10,8 +10,8 @@ import os
 import uuid
 
 import pytest
+from helpers.servers import DedicatedDevServer
 from reliability._cli import CLI_ANSWERS, CLI_REQUESTS, run_cli
-from reliability._dev_server import DedicatedDevServer
 from reliability._hostile_inputs import (
     EXPLICIT_REQUESTS,
     explicit_answers,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from reliability._dev_server import DedicatedDevServer
+from helpers.servers import DedicatedDevServer
 from reliability._load import run_load
 
 from ._figures import record_figures

@@ -249,6 +249,9 @@ class ToolCalls:
         """Calls found by their search attributes, newest first.
 
         Visibility is eventually consistent: a call started a moment ago may not be listed yet.
+
+        Raises:
+            ToolCallsError: the server could not list (unreachable, visibility unavailable).
         """
         if limit <= 0:
             raise ValueError(f"limit must be positive, got {limit}")
@@ -260,16 +263,19 @@ class ToolCalls:
                 raise ValueError(f"tool must be a tool name ([A-Za-z0-9_-]{{1,64}}), got {tool!r}")
             clauses.append(f"{TOOL_KEY.name} = '{tool}'")
         found: list[CallSummary] = []
-        async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):
-            attributes = execution.typed_search_attributes
-            found.append(
-                CallSummary(
-                    call_id=execution.id,
-                    tool=attributes.get(TOOL_KEY) or "",
-                    phase=Phase(attributes.get(PHASE_KEY) or Phase.RUNNING.value),
-                    started_at=execution.start_time,
+        try:
+            async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):
+                attributes = execution.typed_search_attributes
+                found.append(
+                    CallSummary(
+                        call_id=execution.id,
+                        tool=attributes.get(TOOL_KEY) or "",
+                        phase=Phase(attributes.get(PHASE_KEY) or Phase.RUNNING.value),
+                        started_at=execution.start_time,
+                    )
                 )
-            )
+        except RPCError as err:
+            raise ToolCallsError(f"listing calls failed: {err.message}") from err
         found.sort(key=lambda summary: summary.started_at, reverse=True)
         return found
 

@@ -6,6 +6,7 @@ raises for a reason of its own::
     scope_tool.errors.ToolError
     └── ToolCallsError
         ├── AnswerRejectedError   an answer was refused; nothing changed in the call
+        ├── CallConflictError     a call id already names a call of another request
         ├── CallNotFoundError     no call with that id exists
         └── SettingsError         a connection setting (flag or SCOPE_TOOL_* variable) is wrong
 
@@ -24,6 +25,7 @@ from scope_tool.errors import ToolError
 __all__ = [
     "ANSWER_REJECTION_REASONS",
     "AnswerRejectedError",
+    "CallConflictError",
     "CallNotFoundError",
     "RefusalDetail",
     "RefusalReason",
@@ -134,6 +136,23 @@ class AnswerRejectedError(ToolCallsError, ValueError):
         self.message = message
         self.detail = detail if detail is not None else RefusalDetail(problem=message)
         self.call_id = call_id
+
+
+class CallConflictError(ToolCallsError, ValueError):
+    """A call with this id exists for another tool or other arguments; nothing was started.
+
+    A call id names one logical call: starting it again with the same request attaches to it,
+    with a different one is this error (a new call needs a new id).
+    """
+
+    def __init__(self, call_id: str, *, existing_tool: str, same_tool: bool) -> None:
+        what = "other arguments" if same_tool else f"tool {existing_tool!r}"
+        super().__init__(
+            f"call {call_id!r} already exists with {what}; it was not started again"
+            " (a new call needs a new id)"
+        )
+        self.call_id = call_id
+        self.existing_tool = existing_tool
 
 
 class CallNotFoundError(ToolCallsError, LookupError):

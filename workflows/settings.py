@@ -114,8 +114,8 @@ class Settings:
         updated = dataclasses.replace(self, **given)
         if (updated.tls_cert is None) != (updated.tls_key is None):
             raise SettingsError(
-                "the TLS client certificate and key must be given together"
-                f" ({env_name('tls_cert')} and {env_name('tls_key')}, or --tls-cert and --tls-key)"
+                f"--tls-cert and --tls-key go together ({env_name('tls_cert')} and"
+                f" {env_name('tls_key')}): mutual TLS needs the certificate and key given together"
             )
         return updated
 

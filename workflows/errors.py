@@ -5,8 +5,10 @@ raises for a reason of its own::
 
     scope_tool.errors.ToolError
     └── ToolCallsError
-        ├── AnswerRejectedError   an answer was refused; nothing changed in the call
-        └── CallNotFoundError     no call with that id exists
+        ├── AnswerRejectedError     an answer was refused; nothing changed in the call
+        ├── CallNotFoundError       no call with that id exists
+        ├── EncryptionConfigError   SCOPE_TOOL_ENCRYPTION_KEYS(_FILE) is malformed
+        └── PayloadDecryptionError  a payload is encrypted with a key this process lacks
 """
 
 from __future__ import annotations
@@ -15,7 +17,14 @@ from typing import Final
 
 from scope_tool.errors import ToolError
 
-__all__ = ["ANSWER_REJECTION_REASONS", "AnswerRejectedError", "CallNotFoundError", "ToolCallsError"]
+__all__ = [
+    "ANSWER_REJECTION_REASONS",
+    "AnswerRejectedError",
+    "CallNotFoundError",
+    "EncryptionConfigError",
+    "PayloadDecryptionError",
+    "ToolCallsError",
+]
 
 ANSWER_REJECTION_REASONS: Final = frozenset(
     {
@@ -55,3 +64,19 @@ class CallNotFoundError(ToolCallsError, LookupError):
     def __init__(self, call_id: str) -> None:
         super().__init__(f"no tool call with id {call_id!r}")
         self.call_id = call_id
+
+
+class EncryptionConfigError(ToolCallsError, ValueError):
+    """The encryption keys setting is malformed (the message names the entry, never the key)."""
+
+
+class PayloadDecryptionError(ToolCallsError):
+    """A payload cannot be decrypted here: its key id is unknown, or the data is not authentic.
+
+    Attributes:
+        key_id: the key id the payload names ("" when it names none).
+    """
+
+    def __init__(self, message: str, *, key_id: str) -> None:
+        super().__init__(message)
+        self.key_id = key_id

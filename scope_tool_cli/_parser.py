@@ -11,6 +11,7 @@ import os
 
 from scope_tool_cli._connection import add_connection_arguments
 from scope_tool_cli._dev import EXAMPLE_TOOLS
+from scope_tool_cli._history import add_history_parser
 
 __all__ = ["build_parser"]
 
@@ -124,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     cancel = commands.add_parser("cancel", help="cancel a running or waiting call")
     cancel.add_argument("call_id", metavar="ID")
     add_connection_arguments(cancel)
+
+    add_history_parser(commands)
 
     inbox = commands.add_parser("inbox", help="serve the web inbox for waiting calls")
     _add_inbox_arguments(inbox)

@@ -47,6 +47,7 @@ from workflows._messages import (
 )
 from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import AnswerRejectedError, CallNotFoundError, ToolCallsError
+from workflows.history import CallHistory, fetch_call_history
 
 __all__ = ["ToolCallHandle", "ToolCalls"]
 
@@ -370,6 +371,10 @@ class ToolCallHandle:
             )
         except RPCError as err:
             raise self._translate(err) from err
+
+    async def history(self) -> CallHistory:
+        """The call's audit trail, read from its event history (works with no worker running)."""
+        return await fetch_call_history(self._handle, call_id=self._call_id)
 
     async def result(self) -> CallOutcome:
         """Wait for the call to end and return its outcome (every phase is a normal result)."""

@@ -109,11 +109,13 @@ def test_environment_setting_and_file(tmp_path) -> None:
     assert encryption_codec_from_environment({}) is None
     entry = new_key_entry("from-env")
     codec = encryption_codec_from_environment({"SCOPE_TOOL_ENCRYPTION_KEYS": entry})
-    assert codec is not None and codec.key_ids == ("from-env",)
+    assert codec is not None
+    assert codec.key_ids == ("from-env",)
     key_file = tmp_path / "keys"
     key_file.write_text(f"# rotated 2026-12-01\n{new_key_entry('b')}\n{new_key_entry('a')}\n")
     codec = encryption_codec_from_environment({"SCOPE_TOOL_ENCRYPTION_KEYS_FILE": str(key_file)})
-    assert codec is not None and codec.key_ids == ("b", "a")
+    assert codec is not None
+    assert codec.key_ids == ("b", "a")
     with pytest.raises(EncryptionConfigError, match="not both"):
         encryption_codec_from_environment(
             {"SCOPE_TOOL_ENCRYPTION_KEYS": entry, "SCOPE_TOOL_ENCRYPTION_KEYS_FILE": str(key_file)}
@@ -151,7 +153,8 @@ async def test_a_users_codec_runs_first_on_encode_and_last_on_decode() -> None:
     user = _Tagging()
     encryption = _codec(new_key_entry("k"))
     chain = compose_codecs(user, encryption)
-    assert isinstance(chain, CodecChain) and contains_encryption(chain)
+    assert isinstance(chain, CodecChain)
+    assert contains_encryption(chain)
     [sealed] = await chain.encode([_payload()])
     assert sealed.metadata["encoding"] == ENCRYPTED_ENCODING  # encryption is outermost
     assert user.seen == [b"json/plain"]  # the user's codec saw the plain payload

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e._cli import run_cli
+from runtime.waiting import wait_for_phase, wait_until_async
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus
 
-from e2e._cli import run_cli
 from production.keys import client_with_keys, new_key_entry
 from production.tools import REGISTRY
-from runtime.waiting import wait_for_phase, wait_until_async
 from scope_tool import Request
 from workers import build_worker
 from workflows import Phase, ToolCalls
@@ -58,7 +58,7 @@ async def test_with_keys_no_secret_reaches_the_database(
     temporal_client: Any,
     temporal_address: str,
     task_queue: str,
-    _server_directory: Path,
+    server_directory: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     setting = new_key_entry("k1")
@@ -90,21 +90,21 @@ async def test_with_keys_no_secret_reaches_the_database(
     assert "SCOPE_TOOL_ENCRYPTION_KEYS" in without_key.stderr
     assert marker not in without_key.stdout + without_key.stderr
 
-    assert marker.encode() not in _database_bytes(_server_directory)
+    assert marker.encode() not in _database_bytes(server_directory)
 
     # The control: the same call without keys does put its marker in the database files.
     monkeypatch.delenv("SCOPE_TOOL_ENCRYPTION_KEYS")
     plain_marker = f"PLAIN-{uuid.uuid4().hex}"
     plain_calls = ToolCalls(temporal_client, task_queue=task_queue)
     await _run_one_call(plain_calls, plain_marker, task_queue)
-    assert plain_marker.encode() in _database_bytes(_server_directory)
+    assert plain_marker.encode() in _database_bytes(server_directory)
 
 
 async def test_a_malformed_setting_is_refused_before_anything_starts(
     temporal_client: Any, temporal_address: str, task_queue: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SCOPE_TOOL_ENCRYPTION_KEYS", "k1:not-base64!")
-    with pytest.raises(ValueError, match="'k1' .* not valid base64"):
+    with pytest.raises(ValueError, match=r"'k1' .* not valid base64"):
         ToolCalls(temporal_client, task_queue=task_queue)
     result = run_cli("call", "secret_note", '{"note": "x"}', address=temporal_address)
     assert result.code == 2, result.stderr
@@ -147,7 +147,7 @@ async def test_wrong_or_missing_keys_are_clear_errors_and_the_call_waits_for_the
 
     # Clients without the key, or without any key, get an error naming what is missing.
     stranger = ToolCalls(client_with_keys(temporal_client, new), task_queue=task_queue)
-    with pytest.raises(PayloadDecryptionError, match="key 'old'.*not among.*\\(new\\)"):
+    with pytest.raises(PayloadDecryptionError, match=r"key 'old'.*not among.*\(new\)"):
         await stranger.get(handle.call_id).history()
     keyless = ToolCalls(client_with_keys(temporal_client, None), task_queue=task_queue)
     with pytest.raises(PayloadDecryptionError, match="this process has no encryption keys"):

@@ -20,6 +20,7 @@ from temporalio.client import Client
 from temporalio.service import TLSConfig
 
 from workers._worker import load_registry, run_worker
+from workers.telemetry import connect_options, shutdown_telemetry
 from workflows import DATA_CONVERTER
 
 
@@ -37,6 +38,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         default=[],
         metavar="TOOL",
         help="a tool that may run again if its worker is lost mid-round (repeatable)",
+    )
+    parser.add_argument(
+        "--metrics",
+        default=os.environ.get("SCOPE_TOOL_METRICS") or None,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (env SCOPE_TOOL_METRICS)",
     )
     return parser.parse_args(argv)
 
@@ -69,12 +76,14 @@ def _tls_from_environment() -> bool | TLSConfig:
 
 async def _serve(args: argparse.Namespace) -> None:
     registry = load_registry(args.tools)
+    telemetry = connect_options(metrics=args.metrics)  # tracing and metrics (workers.telemetry)
     client = await Client.connect(
         args.address,
         namespace=args.namespace,
         data_converter=DATA_CONVERTER,
         tls=_tls_from_environment(),
         api_key=os.environ.get("SCOPE_TOOL_API_KEY") or None,
+        **telemetry,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -89,6 +98,7 @@ async def _serve(args: argparse.Namespace) -> None:
     await run_worker(
         client, registry, task_queue=args.task_queue, retry_safe=args.retry_safe, stop=stop
     )
+    shutdown_telemetry()
     print("worker stopped", file=sys.stderr, flush=True)
 
 

@@ -48,6 +48,7 @@ from workflows._messages import (
 from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import AnswerRejectedError, CallNotFoundError, ToolCallsError
 from workflows.history import CallHistory, fetch_call_history
+from workflows.tracing import client_tracing_interceptors
 
 __all__ = ["ToolCallHandle", "ToolCalls"]
 
@@ -100,6 +101,7 @@ class ToolCalls:
             tls=tls if tls is not None else False,
             api_key=api_key,
             data_converter=DATA_CONVERTER,
+            interceptors=client_tracing_interceptors(),  # SCOPE_TOOL_TRACING (workflows.tracing)
         )
         return cls(client, task_queue=task_queue)
 

@@ -24,6 +24,7 @@ from scope_tool_cli._calls import (
     run_result,
     run_status,
 )
+from scope_tool_cli._codec_server import run_codec_server
 from scope_tool_cli._dev import run_dev
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_USAGE, CommandError
 from scope_tool_cli._history import run_history
@@ -42,6 +43,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] =
     "cancel": run_cancel,
     "inbox": run_inbox,
     "history": run_history,
+    "codec-server": run_codec_server,
 }
 
 

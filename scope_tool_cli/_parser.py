@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from scope_tool_cli._codec_server import add_codec_server_parser
 from scope_tool_cli._connection import add_connection_arguments
 from scope_tool_cli._dev import EXAMPLE_TOOLS
 from scope_tool_cli._history import add_history_parser
@@ -71,6 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument(
         "--tools", default=EXAMPLE_TOOLS, help="registry the worker serves (%(default)s)"
     )
+    dev.add_argument(
+        "--metrics", metavar="HOST:PORT", help="worker Prometheus metrics at HOST:PORT/metrics"
+    )
+    dev.add_argument(
+        "--codec-port",
+        type=int,
+        default=8235,
+        help="codec server port for the Web UI, with SCOPE_TOOL_ENCRYPTION_KEYS (%(default)s)",
+    )
     add_connection_arguments(dev, with_address=False)
 
     worker = commands.add_parser("worker", help="run a worker for a registry of tools")
@@ -127,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_connection_arguments(cancel)
 
     add_history_parser(commands)
+    add_codec_server_parser(commands)
 
     inbox = commands.add_parser("inbox", help="serve the web inbox for waiting calls")
     _add_inbox_arguments(inbox)

@@ -144,7 +144,7 @@ def add_connection_arguments(parser: argparse.ArgumentParser, *, with_address: b
 async def connect(options: ConnectionOptions) -> ToolCalls:
     """Open the facade, turning every way of not reaching the server into one clear line."""
     from workflows import ToolCalls
-    from workflows.errors import EncryptionConfigError
+    from workflows.errors import EncryptionConfigError, TelemetryConfigError
 
     tls = options.tls_config()
     try:
@@ -155,7 +155,7 @@ async def connect(options: ConnectionOptions) -> ToolCalls:
             tls=tls if tls else None,
             api_key=options.api_key,
         )
-    except EncryptionConfigError as error:
+    except (EncryptionConfigError, TelemetryConfigError) as error:
         raise CommandError(str(error), exit_code=EXIT_USAGE) from None
     except Exception as error:
         raise CommandError(

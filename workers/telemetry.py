@@ -45,7 +45,7 @@ from temporalio.worker import (
 
 from workflows._messages import ANSWER, CALL_TOOL_ACTIVITY, RoundFailed, RoundResult
 from workflows._status import CallOutcome, CallStatus
-from workflows.errors import ToolCallsError
+from workflows.errors import TelemetryConfigError
 from workflows.tracing import (
     TRACING_VARIABLE,
     client_tracing_interceptors,
@@ -218,7 +218,7 @@ def telemetry_interceptors(*, tracing: bool, metrics: bool = True) -> list[Clien
             metrics; with no metrics configured they cost next to nothing and go nowhere).
 
     Raises:
-        ToolCallsError: tracing is asked for and OpenTelemetry is not installed.
+        TelemetryConfigError: tracing is asked for and OpenTelemetry is not installed.
     """
     interceptors = client_tracing_interceptors(tracing=tracing)
     tracer = None
@@ -239,7 +239,7 @@ def install_otlp_tracing() -> Callable[[], None]:
     and ``OTEL_SERVICE_NAME`` (default ``scope-tool-worker``).
 
     Raises:
-        ToolCallsError: OpenTelemetry or its OTLP exporter is not installed.
+        TelemetryConfigError: OpenTelemetry or its OTLP exporter is not installed.
     """
     try:
         from opentelemetry import trace
@@ -248,7 +248,7 @@ def install_otlp_tracing() -> Callable[[], None]:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError as error:
-        raise ToolCallsError(
+        raise TelemetryConfigError(
             f"{TRACING_VARIABLE} is on but OpenTelemetry is not installed:"
             f" pip install 'scope-tool[otel]' ({error})"
         ) from None
@@ -294,7 +294,7 @@ def connect_options(*, metrics: str | None) -> dict[str, Any]:
 
     Raises:
         ValueError: ``metrics`` is not ``HOST:PORT``.
-        ToolCallsError: tracing is on and OpenTelemetry is not installed.
+        TelemetryConfigError: tracing is on and OpenTelemetry is not installed.
     """
     tracing = tracing_from_environment()
     options: dict[str, Any] = {

@@ -8,7 +8,8 @@ raises for a reason of its own::
         ├── AnswerRejectedError     an answer was refused; nothing changed in the call
         ├── CallNotFoundError       no call with that id exists
         ├── EncryptionConfigError   SCOPE_TOOL_ENCRYPTION_KEYS(_FILE) is malformed
-        └── PayloadDecryptionError  a payload is encrypted with a key this process lacks
+        ├── PayloadDecryptionError  a payload is encrypted with a key this process lacks
+        └── TelemetryConfigError    tracing asked for without OpenTelemetry installed
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "CallNotFoundError",
     "EncryptionConfigError",
     "PayloadDecryptionError",
+    "TelemetryConfigError",
     "ToolCallsError",
 ]
 
@@ -80,3 +82,7 @@ class PayloadDecryptionError(ToolCallsError):
     def __init__(self, message: str, *, key_id: str) -> None:
         super().__init__(message)
         self.key_id = key_id
+
+
+class TelemetryConfigError(ToolCallsError, ValueError):
+    """``SCOPE_TOOL_TRACING`` is on but the ``[otel]`` extra is not installed."""

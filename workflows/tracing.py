@@ -15,7 +15,7 @@ from typing import Final
 
 from temporalio.client import Interceptor
 
-from workflows.errors import ToolCallsError
+from workflows.errors import TelemetryConfigError
 
 __all__ = ["TRACING_VARIABLE", "client_tracing_interceptors", "tracing_from_environment"]
 
@@ -32,14 +32,14 @@ def client_tracing_interceptors(*, tracing: bool | None = None) -> list[Intercep
     """``[TracingInterceptor()]`` when tracing is on (default: from the environment), else ``[]``.
 
     Raises:
-        ToolCallsError: tracing is on and OpenTelemetry is not installed.
+        TelemetryConfigError: tracing is on and OpenTelemetry is not installed.
     """
     if not (tracing_from_environment() if tracing is None else tracing):
         return []
     try:
         from temporalio.contrib.opentelemetry import TracingInterceptor
     except ImportError as error:
-        raise ToolCallsError(
+        raise TelemetryConfigError(
             f"{TRACING_VARIABLE} is on but OpenTelemetry is not installed:"
             f" pip install 'scope-tool[otel]' ({error})"
         ) from None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -275,3 +277,26 @@ async def test_a_worker_process_joins_the_callers_trace_and_serves_metrics(
         } <= joined, sorted(joined)
     finally:
         collector.close()
+
+
+def test_tracing_without_opentelemetry_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workflows.errors import TelemetryConfigError
+    from workflows.tracing import client_tracing_interceptors
+
+    assert client_tracing_interceptors(tracing=False) == []
+    monkeypatch.setitem(sys.modules, "temporalio.contrib.opentelemetry", None)
+    with pytest.raises(TelemetryConfigError, match=r"pip install 'scope-tool\[otel\]'"):
+        client_tracing_interceptors(tracing=True)
+    with pytest.raises(TelemetryConfigError, match=r"pip install 'scope-tool\[otel\]'"):
+        telemetry_interceptors(tracing=True)
+
+
+def test_the_core_and_a_worker_load_without_opentelemetry() -> None:
+    code = (
+        "import sys, workflows, workers, workers.telemetry, workers.__main__,"
+        " scope_tool_cli.__main__\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('opentelemetry'))\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -27,6 +27,7 @@ from production.tools import REGISTRY
 from scope_tool import Request
 from workers import build_worker
 from workflows import Phase, ToolCalls
+from workflows._messages import PHASE_KEY
 from workflows.errors import PayloadDecryptionError
 
 
@@ -114,6 +115,7 @@ async def test_a_malformed_setting_is_refused_before_anything_starts(
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.timeout(300)
 async def test_wrong_or_missing_keys_are_clear_errors_and_the_call_waits_for_the_right_worker(
     temporal_client: Any,
     task_queue: str,
@@ -157,9 +159,17 @@ async def test_wrong_or_missing_keys_are_clear_errors_and_the_call_waits_for_the
     rotated = client_with_keys(temporal_client, f"{new},{old}")
     both = ToolCalls(rotated, task_queue=task_queue)
     async with build_worker(rotated, REGISTRY, task_queue=task_queue):
+        # The server retries a failing workflow task with a growing backoff, so the first round
+        # may take a while to be offered again; follow the phase in visibility, not by query.
+        await wait_until_async(lambda: _phase_is(handle, "AWAITING_INPUT"), within=150)
         waiting = await wait_for_phase(both.get(handle.call_id), Phase.AWAITING_INPUT)
         assert marker in waiting.pending.prompt.decode()
         await both.get(handle.call_id).answer({"approve": False, "comment": "later"})
         outcome = await both.get(handle.call_id).result()
     assert outcome.phase is Phase.COMPLETED
     assert outcome.output.text() == f"dropped {marker}: later"
+
+
+async def _phase_is(handle: Any, phase: str) -> bool:
+    description = await handle.workflow_handle.describe()
+    return description.typed_search_attributes.get(PHASE_KEY) == phase

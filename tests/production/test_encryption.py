@@ -26,7 +26,7 @@ from production.keys import client_with_keys, new_key_entry
 from production.tools import REGISTRY
 from scope_tool import Request
 from workers import build_worker
-from workflows import Phase, ToolCalls
+from workflows import AnswerRejectedError, Phase, ToolCalls
 from workflows._messages import PHASE_KEY
 from workflows.errors import PayloadDecryptionError
 
@@ -48,6 +48,10 @@ async def _run_one_call(calls: ToolCalls, marker: str, task_queue: str) -> str:
         handle = await calls.start(_note(marker), call_id=call_id)
         waiting = await wait_for_phase(handle, Phase.AWAITING_INPUT)
         assert marker in waiting.pending.prompt.decode()
+        # A refusal's message is sealed too (encoded failure attributes), and still reads back.
+        with pytest.raises(AnswerRejectedError, match="does not satisfy the response schema") as no:
+            await handle.answer({"approve": "yes", "comment": ""})
+        assert no.value.reason == "schema"
         await handle.answer({"approve": True, "comment": f"{marker}-ok"}, answered_by="alice")
         outcome = await handle.result()
         assert outcome.phase is Phase.COMPLETED

@@ -85,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     worker = commands.add_parser("worker", help="run a worker for a registry of tools")
     worker.add_argument("--tools", required=True, help="the Registry to serve, as module:attribute")
+    worker.add_argument(
+        "--metrics",
+        default=os.environ.get("SCOPE_TOOL_METRICS") or None,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (env SCOPE_TOOL_METRICS)",
+    )
     add_connection_arguments(worker)
 
     call = commands.add_parser("call", help="start a tool call (start-or-attach by --id)")

@@ -65,6 +65,7 @@ def run_worker(args: argparse.Namespace) -> int:
         options.namespace,
         "--task-queue",
         options.task_queue,
+        *(["--metrics", args.metrics] if args.metrics else []),
     ]
     sys.stdout.flush()
     sys.stderr.flush()

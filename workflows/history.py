@@ -252,7 +252,8 @@ class _Walk:
         self.ended_at: datetime | None = None
 
     async def step(self, event: HistoryEvent) -> None:
-        at = event.event_time.ToDatetime(tzinfo=UTC)
+        # As workflow.now() computes it, so asked_at equals the workflow's own to the microsecond.
+        at = datetime.fromtimestamp(event.event_time.ToNanoseconds() / 1e9, UTC)
         kind = event.event_type
         if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
             started = event.workflow_execution_started_event_attributes

@@ -67,6 +67,10 @@ def _scrape(address: str) -> str:
         return response.read().decode("utf-8")
 
 
+async def _has(address: str, name: str, count: float = 1, **labels: str) -> bool:
+    return _sample(_scrape(address), name, **labels) >= count
+
+
 def _sample(text: str, name: str, **labels: str) -> float:
     """The sum of the samples of ``name`` whose labels include ``labels``."""
     total = 0.0
@@ -161,6 +165,9 @@ async def test_worker_metrics_are_scraped_from_one_prometheus_endpoint(
         return _sample(text, "scope_tool_notifications_failed", task_queue=task_queue) >= 1
 
     await wait_until_async(counted, within=30)
+    await wait_until_async(
+        lambda: _has(metrics_address, "temporal_workflow_completed", count=2, task_queue=task_queue)
+    )
     text = _scrape(metrics_address)
     queue = {"task_queue": task_queue}
     assert _sample(text, "scope_tool_calls", tool="deploy_plan", phase="COMPLETED", **queue) == 1
@@ -256,8 +263,13 @@ async def test_a_worker_process_joins_the_callers_trace_and_serves_metrics(
                 Request(name="echo", arguments='{"text": "hi"}'), call_id=call_id
             )
             assert (await handle.result()).phase is Phase.COMPLETED
-            text = _scrape(worker_metrics)
             queue = {"task_queue": task_queue}
+            # Temporal counts a completed workflow once the server acknowledged the task,
+            # which can be a moment after the result is visible to the caller.
+            await wait_until_async(
+                lambda: _has(worker_metrics, "temporal_workflow_completed", **queue)
+            )
+            text = _scrape(worker_metrics)
             assert _sample(text, "scope_tool_calls", tool="echo", phase="COMPLETED", **queue) == 1
             assert _sample(text, "scope_tool_rounds", tool="echo", phase="COMPLETED", **queue) == 1
             assert _sample(text, "temporal_workflow_completed", **queue) == 1

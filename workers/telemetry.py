@@ -42,7 +42,6 @@ from temporalio.worker import (
     WorkflowInboundInterceptor,
     WorkflowInterceptorClassInput,
 )
-from workflows.wire import ANSWER, CALL_TOOL_ACTIVITY, RoundFailed, RoundResult
 
 from workflows._status import CallOutcome, CallStatus
 from workflows.errors import TelemetryConfigError
@@ -51,6 +50,7 @@ from workflows.tracing import (
     client_tracing_interceptors,
     tracing_from_environment,
 )
+from workflows.wire import ANSWER, CALL_TOOL_ACTIVITY, RoundFailed, RoundResult
 
 __all__ = [
     "TRACING_VARIABLE",

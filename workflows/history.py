@@ -36,6 +36,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from scope_tool import InputRequest
 from workflows._answer_check import Accepted, check_answer
+from workflows._status import AnswerRecord, CallOutcome, PendingInput, Phase
+from workflows.errors import CallNotFoundError, ToolCallsError
 from workflows.wire import (
     ANSWER,
     CALL_TOOL_ACTIVITY,
@@ -46,8 +48,6 @@ from workflows.wire import (
     RoundResult,
     ToolCallInput,
 )
-from workflows._status import AnswerRecord, CallOutcome, PendingInput, Phase
-from workflows.errors import CallNotFoundError, ToolCallsError
 
 __all__ = [
     "AnswerVia",

@@ -21,7 +21,6 @@ from e2e._cli import run_cli
 from helpers.waiting import wait_for_phase, wait_until_async
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus
-from workflows.wire import PHASE_KEY
 
 from production.keys import client_with_keys, new_key_entry
 from production.tools import REGISTRY
@@ -29,6 +28,7 @@ from scope_tool import Request
 from workers import build_worker
 from workflows import AnswerRejectedError, Phase, ToolCalls
 from workflows.errors import PayloadDecryptionError
+from workflows.wire import PHASE_KEY
 
 
 def _note(marker: str) -> Request:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from e2e._cli import run_cli
-from runtime.example_tools import REGISTRY
 from helpers.waiting import wait_for_phase, wait_until_async
+from runtime.example_tools import REGISTRY
 
 from scope_tool import Request
 from workers import build_worker

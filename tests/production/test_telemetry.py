@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 from e2e._cli import free_port
+from helpers.waiting import wait_for_phase, wait_until_async
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from runtime.example_tools import REGISTRY
-from helpers.waiting import wait_for_phase, wait_until_async
 from temporalio.client import Client
 
 from scope_tool import Request

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from agents.agent_tools import PLAIN
 from bench_report import Figure, GoalKind
 from bench_tools import registry as bench_registry
 from temporalio import workflow
@@ -36,7 +37,6 @@ from temporalio.common import (
 )
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from agents.agent_tools import PLAIN
 from scope_tool import Request
 from scope_tool_agents import ModelToolCall, run_turn, start_and_wait
 from workers import ToolActivities, build_worker, notify

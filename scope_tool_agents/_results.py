@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from scope_tool import APPROVAL_PROMPT_KIND, MediaBlock, Output
 from workflows import CallOutcome, CallStatus, Phase
@@ -62,6 +63,21 @@ class ModelResult:
     def ended(self) -> bool:
         """True once the call has ended (its text will not change again)."""
         return self.phase.is_terminal
+
+    def openai_message(self, tool_call_id: str) -> dict[str, Any]:
+        """The Chat Completions ``tool`` message answering the model's call ``tool_call_id``."""
+        return {"role": "tool", "tool_call_id": tool_call_id, "content": self.text}
+
+    def anthropic_block(self, tool_use_id: str) -> dict[str, Any]:
+        """The Anthropic ``tool_result`` content block for the model's ``tool_use_id``."""
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": tool_use_id,
+            "content": self.text,
+        }
+        if self.is_error:
+            block["is_error"] = True
+        return block
 
 
 def model_result(call: CallOutcome | CallStatus, *, call_id: str | None = None) -> ModelResult:

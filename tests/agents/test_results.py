@@ -116,3 +116,45 @@ def test_a_status_with_an_outcome_maps_the_outcome_and_a_running_one_says_runnin
 def test_anything_else_is_refused():
     with pytest.raises(TypeError, match="expected a CallOutcome or CallStatus"):
         model_result("COMPLETED")  # type: ignore[arg-type]
+
+
+def test_provider_messages_have_the_published_shapes():
+    """OpenAI Chat Completions tool message; Anthropic tool_result block (is_error optional)."""
+    import jsonschema
+
+    done = model_result(outcome(Phase.COMPLETED, "ok"))
+    jsonschema.validate(
+        done.openai_message("call_1"),
+        {
+            "type": "object",
+            "properties": {
+                "role": {"const": "tool"},
+                "tool_call_id": {"type": "string"},
+                "content": {"type": "string"},
+            },
+            "required": ["role", "tool_call_id", "content"],
+            "additionalProperties": False,
+        },
+    )
+    anthropic = {
+        "type": "object",
+        "properties": {
+            "type": {"const": "tool_result"},
+            "tool_use_id": {"type": "string"},
+            "content": {"type": "string"},
+            "is_error": {"type": "boolean"},
+        },
+        "required": ["type", "tool_use_id"],
+        "additionalProperties": False,
+    }
+    jsonschema.validate(done.anthropic_block("toolu_1"), anthropic)
+    assert "is_error" not in done.anthropic_block("toolu_1")
+    failed = model_result(outcome(Phase.REJECTED, "denied"))
+    jsonschema.validate(failed.anthropic_block("toolu_2"), anthropic)
+    assert failed.anthropic_block("toolu_2") == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_2",
+        "content": "denied",
+        "is_error": True,
+    }
+    assert failed.openai_message("call_2")["content"] == "denied"

@@ -9,6 +9,7 @@ from pydantic import BaseModel, field_validator
 
 from scope_tool import (
     APPROVAL_PROMPT_KIND,
+    MAX_INPUT_BYTES,
     ApprovalGate,
     Definition,
     Failure,
@@ -308,3 +309,13 @@ def test_registry_with_approval_refuses_unknown_names_and_choosing_nothing():
         registry.with_approval()
     with pytest.raises(InvalidRegistryError, match="not the string"):
         registry.with_approval(names="ask")
+
+
+async def test_arguments_too_large_to_show_within_the_limit_are_refused_not_asked():
+    tool = Asking()
+    binding = bind(require_approval(tool))
+    huge = '{"x":"' + "a" * (MAX_INPUT_BYTES - 20) + '"}'
+    invocation = binding.contract.prepare(Request(name="ask", arguments=huge))
+    with pytest.raises(InvalidInputRequestError, match="prompt exceeds"):
+        await binding.call(invocation)
+    assert tool.calls == []

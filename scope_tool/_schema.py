@@ -31,7 +31,7 @@ import jsonschema_rs
 import referencing.exceptions
 
 from scope_tool._ijson import IJSONError, canonical_json, nested_deeper_than, parse_ijson
-from scope_tool._schema_exact import CompileError, compile_exact, first_error
+from scope_tool._schema_exact import CompileError, compile_exact, first_violation
 
 __all__ = ["MAX_SCHEMA_BYTES", "CompiledSchema", "SchemaError", "SchemaValidationError"]
 
@@ -62,8 +62,17 @@ class SchemaValidationError(ValueError):
     """A value does not satisfy a schema.
 
     Text is ``jsonschema: value must be one valid RFC 7493 JSON document`` or
-    ``jsonschema: validate value: <detail>``.
+    ``jsonschema: validate value: <detail>``. For a violation, ``path`` is the JSON pointer of
+    the offending value ("" for the root) and ``violation`` the validator's message, so callers
+    show them without parsing the text.
     """
+
+    def __init__(
+        self, message: str, *, path: str | None = None, violation: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.violation = violation
 
 
 def _exact_in_double(value: Any) -> bool:
@@ -104,14 +113,20 @@ def _rust_can_answer(value: Any) -> bool:
     return True
 
 
-def _rust_message(error: Any) -> str:
+def _rust_violation(error: Any) -> tuple[str, str]:
     pointer = "".join(
         "/" + str(part).replace("~", "~0").replace("/", "~1") for part in error.instance_path
     )
     text = str(error.message)
     if len(text) > _MAX_MESSAGE:
         text = text[:_MAX_MESSAGE] + "..."
-    return f"{pointer or '(root)'}: {text}"
+    return pointer, text
+
+
+def _violation_error(pointer: str, text: str) -> SchemaValidationError:
+    return SchemaValidationError(
+        f"{_VALIDATE_VALUE}: {pointer or '(root)'}: {text}", path=pointer, violation=text
+    )
 
 
 def _compile_rust(canonical: bytes) -> Any:
@@ -236,11 +251,11 @@ class CompiledSchema:
 
     def _refuse_rust(self, value: Any) -> NoReturn:
         error = next(iter(self._rust.iter_errors(value)))
-        raise SchemaValidationError(f"{_VALIDATE_VALUE}: {_rust_message(error)}")
+        raise _violation_error(*_rust_violation(error))
 
     def _validate_exact(self, value: Any) -> None:
         try:
-            problem = first_error(self._exact, value)
+            problem = first_violation(self._exact, value)
         except RecursionError:
             raise SchemaValidationError(
                 f"{_VALIDATE_VALUE}: value nests too deeply to validate"
@@ -250,7 +265,7 @@ class CompiledSchema:
                 f"{_VALIDATE_VALUE}: unresolvable reference {exc}"
             ) from None
         if problem is not None:
-            raise SchemaValidationError(f"{_VALIDATE_VALUE}: {problem}")
+            raise _violation_error(*problem)
 
 
 def _too_deep_for_rust(document: bytes) -> bool:

@@ -31,7 +31,7 @@ from jsonschema.exceptions import ValidationError, best_match  # type: ignore[im
 from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
 
-__all__ = ["CompileError", "compile_exact", "first_error"]
+__all__ = ["CompileError", "compile_exact", "first_error", "first_violation"]
 
 _MAX_MESSAGE: Final = 400
 _FORMATS: Final = (
@@ -228,6 +228,12 @@ _META_VALIDATORS: dict[Any, Validator] = {}
 
 def first_error(validator: Validator, value: Any) -> str | None:
     """``<json pointer>: <message>`` of the most relevant error, or None when valid."""
+    found = first_violation(validator, value)
+    return None if found is None else f"{found[0] or '(root)'}: {found[1]}"
+
+
+def first_violation(validator: Validator, value: Any) -> tuple[str, str] | None:
+    """The most relevant error as (JSON pointer, "" for the root; message), or None when valid."""
     error = best_match(validator.iter_errors(value))
     if error is None:
         return None
@@ -237,7 +243,7 @@ def first_error(validator: Validator, value: Any) -> str | None:
     text: str = error.message
     if len(text) > _MAX_MESSAGE:
         text = text[:_MAX_MESSAGE] + "..."
-    return f"{pointer or '(root)'}: {text}"
+    return pointer, text
 
 
 def compile_exact(schema: Any) -> Validator:

@@ -2,8 +2,7 @@
 
 Each takes the parsed arguments and returns the process exit code; anything the user got wrong is
 raised as :class:`~scope_tool_cli._errors.CommandError` (one line, no traceback). ``answer``
-validates locally against the pending request's schema before it sends anything, so a wrong
-answer is explained with the schema and never reaches the workflow.
+goes through the facade's one answer path and renders the call's verdict (reason and detail).
 """
 
 from __future__ import annotations
@@ -16,13 +15,14 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-from scope_tool_cli._connection import ConnectionOptions, connect
+from scope_tool_cli._connection import connect, settings_from_args
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
 from scope_tool_cli._render import (
     answer_hint,
     outcome_to_json,
     pending_to_json,
     prompt_text,
+    refusal_line,
     render_outcome,
     render_status,
     render_table,
@@ -45,7 +45,7 @@ def _print(text: str) -> None:
 
 def _parse_json(text: str, what: str) -> bytes:
     """Check that ``text`` is one JSON document and return it as bytes, byte-exact."""
-    from scope_tool._ijson import check_ijson
+    from scope_tool import check_ijson
 
     try:
         raw = text.encode("utf-8")
@@ -84,6 +84,7 @@ def _outcome_exit_code(outcome: CallOutcome) -> int:
 async def run_call(args: argparse.Namespace) -> int:
     """Start a call (start-or-attach by id); with ``--wait`` follow it to its end."""
     from scope_tool import Request
+    from workflows import CallConflictError
 
     arguments = args.arguments.strip()
     if arguments:
@@ -91,7 +92,7 @@ async def run_call(args: argparse.Namespace) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise CommandError(f"--timeout must be positive, got {args.timeout}", exit_code=EXIT_USAGE)
     call_id: str = args.id or f"{args.name}-{uuid.uuid4().hex[:12]}"
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     try:
         from datetime import timedelta
 
@@ -104,6 +105,8 @@ async def run_call(args: argparse.Namespace) -> int:
             allowed_answerers=tuple(args.allow),
             notify_url=args.notify_url,
         )
+    except CallConflictError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
     except ValueError as error:
         raise CommandError(
             f"cannot start call {call_id!r}: {error}", exit_code=EXIT_USAGE
@@ -112,7 +115,10 @@ async def run_call(args: argparse.Namespace) -> int:
         raise CommandError(
             f"cannot start call {call_id!r} of tool {args.name!r}: {error}"
         ) from None
-    _print(f"started call {call_id} (tool {args.name})")
+    if handle.attached:
+        _print(f"attached to the existing call {call_id} (tool {args.name})")
+    else:
+        _print(f"started call {call_id} (tool {args.name})")
     if not args.wait:
         _print(f"follow it with: scope-tool status {call_id}   (or: scope-tool result {call_id})")
         return EXIT_OK
@@ -151,7 +157,7 @@ async def _follow(handle: ToolCallHandle, call_id: str, *, give_up_after: float 
 
 async def run_status(args: argparse.Namespace) -> int:
     """Show one call's status as a table or JSON."""
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     status = await _status(calls.get(args.call_id), args.call_id)
     if args.json:
         _print(json.dumps(status_to_json(status), indent=2, ensure_ascii=False))
@@ -168,7 +174,7 @@ async def run_pending(args: argparse.Namespace) -> int:
     """
     from workflows import CallSummary, Phase
 
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     try:
         summaries = await calls.list(phase=Phase.AWAITING_INPUT, tool=args.tool, limit=args.limit)
     except Exception as error:
@@ -238,60 +244,49 @@ def _shorten(text: str, width: int) -> str:
 
 
 async def run_answer(args: argparse.Namespace) -> int:
-    """Check the answer against the pending schema locally, then send it."""
-    response = _parse_json(args.response, "the answer")
-    calls = await connect(ConnectionOptions.from_args(args))
+    """Send the answer through the facade and print its verdict.
+
+    The call decides (the facade pins the pending question); this command only renders the
+    refusal's reason and detail. Text that is not JSON is refused before connecting, by the
+    facade's own encoder, as a usage error.
+    """
+    from workflows import AnswerRejectedError, CallNotFoundError, RefusalReason, encode_answer
+
+    try:
+        response = encode_answer(args.response, call_id=args.call_id)
+    except AnswerRejectedError as refusal:
+        raise CommandError(refusal_line(refusal), exit_code=EXIT_USAGE) from None
+    calls = await connect(settings_from_args(args))
     handle = calls.get(args.call_id)
-    status = await _status(handle, args.call_id)
-    pending = status.pending
-    if pending is None:
-        raise CommandError(f"call {args.call_id} is not waiting for input (phase {status.phase})")
-    if args.request_id and args.request_id != pending.request_id:
-        raise CommandError(
-            f"request id {args.request_id!r} is not the pending one ({pending.request_id!r}) "
-            f"of call {args.call_id}: the question was already answered or replaced"
+    try:
+        receipt = await handle.answer(
+            response, request_id=args.request_id or None, answered_by=args.by or _default_identity()
         )
-    _check_locally(response, pending.prompt, pending.response_schema)
-    await _send_answer(handle, response, pending.request_id, args, pending.response_schema)
-    _print(f"answer accepted by call {args.call_id} (request {pending.request_id})")
+    except AnswerRejectedError as refusal:
+        details = ""
+        if refusal.reason is RefusalReason.SCHEMA:
+            details = await _schema_details(handle)
+        raise CommandError(refusal_line(refusal), details=details) from None
+    except CallNotFoundError:
+        raise CommandError(f"no call with id {args.call_id!r}") from None
+    except Exception as error:
+        raise CommandError(f"cannot answer call {args.call_id}: {error}") from None
+    _print(f"answer accepted by call {args.call_id} (request {receipt.request_id})")
     _print(f"see what happens next: scope-tool status {args.call_id}")
     return EXIT_OK
 
 
-def _check_locally(response: bytes, prompt: bytes, schema: bytes) -> None:
-    """Validate exactly as the workflow will, via ``InputRequest.continuation``."""
-    from scope_tool import InputRequest
-    from scope_tool.errors import ToolError
-
+async def _schema_details(handle: ToolCallHandle) -> str:
+    """The pending question's schema, shown under a schema refusal (best effort)."""
     try:
-        request = InputRequest(prompt=prompt, response_schema=schema, state=b"null")
-        request.continuation(response)
-    except (ToolError, ValueError) as error:
-        raise CommandError(
-            f"answer refused: {error}",
-            details=f"the answer must satisfy this JSON Schema:\n{schema_text(schema)}",
-        ) from None
-
-
-async def _send_answer(
-    handle: ToolCallHandle,
-    response: bytes,
-    request_id: str,
-    args: argparse.Namespace,
-    schema: bytes,
-) -> None:
-    from workflows.errors import AnswerRejectedError
-
-    answered_by = args.by or _default_identity()
-    try:
-        await handle.answer(response, request_id=request_id, answered_by=answered_by)
-    except AnswerRejectedError as error:
-        raise CommandError(
-            f"answer refused by call {args.call_id}: {error}",
-            details=f"the answer must satisfy this JSON Schema:\n{schema_text(schema)}",
-        ) from None
-    except Exception as error:
-        raise CommandError(f"cannot answer call {args.call_id}: {error}") from None
+        status = await handle.status()
+    except Exception:
+        return ""
+    if status.pending is None:
+        return ""
+    return (
+        f"the answer must satisfy this JSON Schema:\n{schema_text(status.pending.response_schema)}"
+    )
 
 
 def _default_identity() -> str | None:
@@ -303,7 +298,7 @@ def _default_identity() -> str | None:
 
 async def run_result(args: argparse.Namespace) -> int:
     """Print a finished call's output; ``--wait`` blocks until it finishes."""
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     handle = calls.get(args.call_id)
     status = await _status(handle, args.call_id)
     if not _is_terminal(status) or status.outcome is None:
@@ -331,7 +326,7 @@ async def run_result(args: argparse.Namespace) -> int:
 
 async def run_cancel(args: argparse.Namespace) -> int:
     """Ask a running call to stop; it ends as CANCELLED."""
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     handle = calls.get(args.call_id)
     status = await _status(handle, args.call_id)
     if _is_terminal(status):

@@ -15,12 +15,12 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scope_tool_cli._connection import settings_from_args
 from scope_tool_cli._dev_server import (
     DevLock,
     DevServerSettings,
@@ -31,6 +31,7 @@ from scope_tool_cli._dev_server import (
     stop_process,
 )
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
+from workflows.settings import Settings
 
 if TYPE_CHECKING:
     from workflows import ToolCalls
@@ -65,8 +66,6 @@ async def _wait_until_serving(
     server: subprocess.Popen[bytes], settings: DevServerSettings, task_queue: str
 ) -> ToolCalls:
     """Connect a real client (retrying) until the frontend answers; fail fast if the child died."""
-    from workflows import ToolCalls
-
     address = f"{settings.ip}:{settings.port}"
     deadline = time.monotonic() + _STARTUP_SECONDS
     last_error: Exception | None = None
@@ -77,7 +76,7 @@ async def _wait_until_serving(
                 f"its log ({settings.log_file}) ends with:\n{log_tail(settings.log_file)}"
             )
         try:
-            return await ToolCalls.connect(address, namespace="default", task_queue=task_queue)
+            return await Settings(address=address, task_queue=task_queue).tool_calls()
         except Exception as error:
             last_error = error
             await asyncio.sleep(0.2)
@@ -99,22 +98,16 @@ async def _wait_for_port(ip: str, port: int, what: str) -> None:
 def _start_worker(
     *, settings: DevServerSettings, tools: str, task_queue: str
 ) -> subprocess.Popen[bytes]:
-    environment = dict(os.environ)
+    command, variables = Settings(
+        address=f"{settings.ip}:{settings.port}", task_queue=task_queue
+    ).worker_command(tools)
+    environment = {**os.environ, **variables}
     environment.setdefault("SCOPE_TOOL_FILES_DIR", str(settings.data_dir / "files"))
-    command = (
-        sys.executable,
-        "-m",
-        "workers",
-        "--tools",
-        tools,
-        "--address",
-        f"{settings.ip}:{settings.port}",
-        "--namespace",
-        "default",
-        "--task-queue",
-        task_queue,
+    for name in ("SCOPE_TOOL_NAMESPACE", "SCOPE_TOOL_TLS", "SCOPE_TOOL_API_KEY"):
+        environment.pop(name, None)  # the embedded dev server: default namespace, plain text
+    return spawn_supervised(
+        tuple(command), log_file=settings.data_dir / "worker.log", env=environment
     )
-    return spawn_supervised(command, log_file=settings.data_dir / "worker.log", env=environment)
 
 
 async def _wait_for_worker(worker: subprocess.Popen[bytes], log_file: Path) -> None:
@@ -137,9 +130,11 @@ async def _wait_for_worker(worker: subprocess.Popen[bytes], log_file: Path) -> N
 def _start_inbox(calls: ToolCalls, *, ip: str, port: int) -> asyncio.Task[None] | str:
     """The inbox as a task, or the reason it is not available (the dev loop goes on without it)."""
     try:
-        from scope_tool_cli.inbox import serve_inbox
+        from scope_tool_inbox import serve_inbox
     except ImportError as error:
-        return f"not available in this build ({error})"
+        from scope_tool_cli._serve import inbox_missing
+
+        return inbox_missing(error)
     if not port_is_free(ip, port):
         return f"not started: port {port} is in use (choose another with --inbox-port)"
     return asyncio.create_task(serve_inbox(calls, host=ip, port=port, dev_loopback=True))
@@ -200,6 +195,8 @@ async def run_dev(args: argparse.Namespace) -> int:
     for flag, port in (("--port", args.port), ("--ui-port", args.ui_port)):
         if not 0 < port < 65536:
             raise CommandError(f"{flag} must be a TCP port, got {port}", exit_code=EXIT_USAGE)
+    # The task queue: --task-queue, else SCOPE_TOOL_TASK_QUEUE, else the default.
+    args.task_queue = settings_from_args(args).task_queue
     settings = _settings(args)
     lock = DevLock(settings.data_dir)
     lock.acquire()

@@ -2,8 +2,8 @@
 
 ``scope-tool worker`` replaces itself with ``python -m workers`` (``os.execv``) so signals,
 exit codes and logs are exactly the worker's own; connection settings travel as the worker's
-flags and ``SCOPE_TOOL_*`` environment. ``scope-tool inbox`` runs the inbox engineer's
-``serve_inbox`` when it is installed and says clearly when it is not.
+flags and ``SCOPE_TOOL_*`` environment. ``scope-tool inbox`` runs ``scope_tool_inbox`` (the
+``[inbox]`` extra) when it is installed and says how to install it when it is not.
 """
 
 from __future__ import annotations
@@ -15,10 +15,18 @@ import os
 import signal
 import sys
 
-from scope_tool_cli._connection import ConnectionOptions, connect
+from scope_tool_cli._connection import connect, settings_from_args
 from scope_tool_cli._errors import EXIT_OK, EXIT_USAGE, CommandError
 
-__all__ = ["run_inbox", "run_worker"]
+__all__ = ["INBOX_INSTALL_HINT", "inbox_missing", "run_inbox", "run_worker"]
+
+INBOX_INSTALL_HINT = "pip install 'scope-tool[inbox]'"
+"""How to get the inbox: it is an optional package with its own web stack."""
+
+
+def inbox_missing(error: ImportError) -> str:
+    """Why the inbox cannot start and how to install it, in one line."""
+    return f"the web inbox is not installed ({error}); install it with: {INBOX_INSTALL_HINT}"
 
 
 def run_worker(args: argparse.Namespace) -> int:
@@ -37,46 +45,21 @@ def run_worker(args: argparse.Namespace) -> int:
         found = None
     if found is None:
         raise CommandError(f"--tools: cannot find module {module!r} (is it on PYTHONPATH?)")
-    options = ConnectionOptions.from_args(args)
-    environment = dict(os.environ)
-    environment.update(
-        SCOPE_TOOL_ADDRESS=options.address,
-        SCOPE_TOOL_NAMESPACE=options.namespace,
-        SCOPE_TOOL_TASK_QUEUE=options.task_queue,
+    command, variables = settings_from_args(args).worker_command(
+        args.tools, retry_safe=getattr(args, "retry_safe", None) or ()
     )
-    for name, value in (
-        ("SCOPE_TOOL_TLS", "1" if options.tls else ""),
-        ("SCOPE_TOOL_TLS_CERT", str(options.tls_cert or "")),
-        ("SCOPE_TOOL_TLS_KEY", str(options.tls_key or "")),
-        ("SCOPE_TOOL_TLS_CA", str(options.tls_ca or "")),
-        ("SCOPE_TOOL_API_KEY", options.api_key or ""),
-    ):
-        if value:
-            environment[name] = value
-    command = [
-        sys.executable,
-        "-m",
-        "workers",
-        "--tools",
-        args.tools,
-        "--address",
-        options.address,
-        "--namespace",
-        options.namespace,
-        "--task-queue",
-        options.task_queue,
-    ]
+    environment = {**os.environ, **variables}
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, command, environment)
+    os.execve(command[0], command, environment)
 
 
 async def run_inbox(args: argparse.Namespace) -> int:
     """Serve the web inbox until Ctrl-C or SIGTERM; a bad setting is one line, exit code 2."""
     try:
-        from scope_tool_cli.inbox import InboxAuth, InboxConfigError, serve_inbox
+        from scope_tool_inbox import InboxAuth, InboxConfigError, serve_inbox
     except ImportError as error:
-        raise CommandError(f"the web inbox is not available in this build ({error})") from None
+        raise CommandError(inbox_missing(error)) from None
     try:  # refuse an unsafe setting before connecting anywhere
         InboxAuth(
             identity_header=args.identity_header,
@@ -85,7 +68,7 @@ async def run_inbox(args: argparse.Namespace) -> int:
         ).check_bind(args.host)
     except InboxConfigError as error:
         raise CommandError(str(error), exit_code=EXIT_USAGE) from None
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
 
     def listening(host: str, port: int) -> None:
         print(f"inbox listening on http://{host}:{port} (Ctrl-C stops it)", flush=True)
@@ -98,6 +81,7 @@ async def run_inbox(args: argparse.Namespace) -> int:
             identity_header=args.identity_header,
             token_secret=args.token_secret,
             dev_loopback=args.dev_loopback,
+            allowed_hosts=args.allowed_hosts,
             on_listening=listening,
         )
     )

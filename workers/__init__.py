@@ -5,14 +5,13 @@
 runs one as a process.
 """
 
-from workers._activities import ToolActivities, contract_digest
+from workers._activities import ToolActivities
 from workers._notify import notify
 from workers._worker import build_worker, load_registry, run_worker, workflow_runner
 
 __all__ = [
     "ToolActivities",
     "build_worker",
-    "contract_digest",
     "load_registry",
     "notify",
     "run_worker",

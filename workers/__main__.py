@@ -1,8 +1,9 @@
 """``python -m workers --tools module:attribute``: run a tool-call worker until SIGTERM/SIGINT.
 
-Every option also comes from the environment (``SCOPE_TOOL_ADDRESS``, ``SCOPE_TOOL_NAMESPACE``,
-``SCOPE_TOOL_TASK_QUEUE``; for a secured cluster ``SCOPE_TOOL_TLS=1``, ``SCOPE_TOOL_TLS_CA``,
-``SCOPE_TOOL_TLS_CERT``, ``SCOPE_TOOL_TLS_KEY`` (PEM files) and ``SCOPE_TOOL_API_KEY``).
+Every option also comes from the environment, read by ``workflows.settings.Settings`` exactly as
+the CLI reads it (``SCOPE_TOOL_ADDRESS``, ``SCOPE_TOOL_NAMESPACE``, ``SCOPE_TOOL_TASK_QUEUE``; for
+a secured cluster ``SCOPE_TOOL_TLS=1``, ``SCOPE_TOOL_TLS_CA``, ``SCOPE_TOOL_TLS_CERT``,
+``SCOPE_TOOL_TLS_KEY`` (PEM files) and ``SCOPE_TOOL_API_KEY``).
 Errors are one line on stderr and exit code 2; a signal drains the worker and exits 0.
 """
 
@@ -14,22 +15,18 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-
-from temporalio.client import Client
-from temporalio.service import TLSConfig
 
 from workers._worker import load_registry, run_worker
-from workflows import DATA_CONVERTER
+from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
     parser.add_argument("--tools", required=True, help="module:attribute of a scope_tool.Registry")
-    parser.add_argument("--address", default=os.environ.get("SCOPE_TOOL_ADDRESS", "localhost:7233"))
-    parser.add_argument("--namespace", default=os.environ.get("SCOPE_TOOL_NAMESPACE", "default"))
+    parser.add_argument("--address", help=f"default: $SCOPE_TOOL_ADDRESS or {DEFAULT_ADDRESS}")
+    parser.add_argument("--namespace", help="default: $SCOPE_TOOL_NAMESPACE or default")
     parser.add_argument(
-        "--task-queue", default=os.environ.get("SCOPE_TOOL_TASK_QUEUE", "scope-tools")
+        "--task-queue", help=f"default: $SCOPE_TOOL_TASK_QUEUE or {DEFAULT_TASK_QUEUE}"
     )
     parser.add_argument(
         "--retry-safe",
@@ -41,53 +38,24 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _tls_from_environment() -> bool | TLSConfig:
-    """TLS settings from ``SCOPE_TOOL_TLS*`` (as ``scope-tool worker`` passes them)."""
-    files = {
-        name: os.environ.get(f"SCOPE_TOOL_TLS_{name.upper()}", "") for name in ("ca", "cert", "key")
-    }
-    if not any(files.values()):
-        return os.environ.get("SCOPE_TOOL_TLS", "") not in ("", "0", "false")
-    if bool(files["cert"]) != bool(files["key"]):
-        raise ValueError("SCOPE_TOOL_TLS_CERT and SCOPE_TOOL_TLS_KEY must be given together")
-
-    def read(name: str) -> bytes | None:
-        path = files[name]
-        if not path:
-            return None
-        try:
-            return Path(path).read_bytes()
-        except OSError as exc:
-            raise ValueError(
-                f"cannot read SCOPE_TOOL_TLS_{name.upper()} file {path!r}: {exc}"
-            ) from exc
-
-    return TLSConfig(
-        server_root_ca_cert=read("ca"), client_cert=read("cert"), client_private_key=read("key")
-    )
-
-
 async def _serve(args: argparse.Namespace) -> None:
-    registry = load_registry(args.tools)
-    client = await Client.connect(
-        args.address,
-        namespace=args.namespace,
-        data_converter=DATA_CONVERTER,
-        tls=_tls_from_environment(),
-        api_key=os.environ.get("SCOPE_TOOL_API_KEY") or None,
+    settings = Settings.from_env(
+        address=args.address, namespace=args.namespace, task_queue=args.task_queue
     )
+    registry = load_registry(args.tools)
+    client = await settings.connect()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for each in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(each, stop.set)
     print(
-        f"worker ready: task queue {args.task_queue!r} on {args.address}"
+        f"worker ready: task queue {settings.task_queue!r} on {settings.address}"
         f" ({len(registry.definitions())} tools)",
         file=sys.stderr,
         flush=True,
     )
     await run_worker(
-        client, registry, task_queue=args.task_queue, retry_safe=args.retry_safe, stop=stop
+        client, registry, task_queue=settings.task_queue, retry_safe=args.retry_safe, stop=stop
     )
     print("worker stopped", file=sys.stderr, flush=True)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 from collections.abc import Collection
 from datetime import timedelta
 
@@ -36,7 +35,7 @@ from scope_tool import (
     classify_failure,
 )
 from scope_tool.errors import ToolError
-from workflows._messages import (
+from workflows.wire import (
     CALL_TOOL_ACTIVITY,
     CallToolInput,
     RoundCompleted,
@@ -48,14 +47,9 @@ from workflows._messages import (
     ToolStartedHeartbeat,
 )
 
-__all__ = ["ToolActivities", "contract_digest"]
+__all__ = ["ToolActivities"]
 
 _DEFAULT_HEARTBEAT_EVERY = timedelta(seconds=3)
-
-
-def contract_digest(binding: Binding) -> str:
-    """The sha256 (hex) of the tool's canonical ``Definition`` JSON: what the model was shown."""
-    return hashlib.sha256(binding.contract.definition.to_json()).hexdigest()
 
 
 class ToolActivities:
@@ -82,7 +76,7 @@ class ToolActivities:
         if binding is None:
             message = f"tool: unknown tool {_quote(round_input.tool)}"
             return RoundInvalid(message=message, output=Output.text_output(f"error: {message}"))
-        digest = contract_digest(binding)
+        digest = binding.contract.digest
         if round_input.contract_digest is not None and round_input.contract_digest != digest:
             return RoundErrored(
                 message=f"the contract of tool {_quote(round_input.tool)} changed since round 1"

@@ -17,6 +17,7 @@ from scope_tool import Registry
 from workers._activities import ToolActivities
 from workers._notify import notify
 from workflows import ToolCallWorkflow, with_scope_tool_converter
+from workflows.settings import DEFAULT_TASK_QUEUE
 
 __all__ = ["build_worker", "load_registry", "run_worker", "workflow_runner"]
 
@@ -37,7 +38,7 @@ def build_worker(
     client: Client,
     registry: Registry,
     *,
-    task_queue: str = "scope-tools",
+    task_queue: str = DEFAULT_TASK_QUEUE,
     retry_safe: Collection[str] = (),
     max_concurrent_activities: int | None = None,
     graceful_shutdown: timedelta = timedelta(seconds=30),
@@ -75,7 +76,7 @@ async def run_worker(
     client: Client,
     registry: Registry,
     *,
-    task_queue: str = "scope-tools",
+    task_queue: str = DEFAULT_TASK_QUEUE,
     retry_safe: Collection[str] = (),
     stop: asyncio.Event | None = None,
 ) -> None:

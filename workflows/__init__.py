@@ -1,23 +1,29 @@
 """The durable runtime's workflow and its client facade.
 
-``ToolCallWorkflow`` runs one logical tool call; :class:`ToolCalls` starts, lists, answers and
-follows calls. Workers (``python -m workers``) register the workflow and the activities.
+:class:`ToolCalls` starts, lists, answers and follows calls; ``ToolCallWorkflow`` runs one
+logical tool call. :mod:`workflows.wire` is the public contract between the workflow and the
+workers (names, inputs, the activity's tagged result). Workers (``python -m workers``) register
+the workflow and the activities.
 
-The workflow runs unsandboxed (see ``workers.workflow_runner``); the facade's modules are still
+A client import never loads the workflow definition: ``ToolCallWorkflow`` is imported on first
+access (module ``__getattr__``), so ``from workflows import ToolCalls`` stays client-only. The
+workflow runs unsandboxed (see ``workers.workflow_runner``); the facade's modules are still
 marked passed-through, so the package also loads in a sandboxed runner without re-importing
 client code per run.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows._client import ToolCallHandle, ToolCalls
+    from workflows._client import ToolCallHandle, ToolCalls, encode_answer
     from workflows._converter import (
         DATA_CONVERTER,
         ScopeToolPayloadConverter,
         with_scope_tool_converter,
     )
-    from workflows._messages import AnswerReceipt
+    from workflows._prompt import Prompt, json_value, read_prompt
     from workflows._status import (
         AnswerRecord,
         CallOutcome,
@@ -27,26 +33,51 @@ with workflow.unsafe.imports_passed_through():
         Phase,
         RefusedAnswer,
     )
-    from workflows.errors import AnswerRejectedError, CallNotFoundError, ToolCallsError
+    from workflows.errors import (
+        AnswerRejectedError,
+        CallConflictError,
+        CallNotFoundError,
+        RefusalDetail,
+        RefusalReason,
+        ToolCallsError,
+    )
+    from workflows.wire import AnswerReceipt
 
-from workflows._workflow import ToolCallWorkflow
+if TYPE_CHECKING:
+    from workflows._workflow import ToolCallWorkflow
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ToolCallWorkflow":
+        from workflows._workflow import ToolCallWorkflow
+
+        return ToolCallWorkflow
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DATA_CONVERTER",
     "AnswerReceipt",
     "AnswerRecord",
     "AnswerRejectedError",
+    "CallConflictError",
     "CallNotFoundError",
     "CallOutcome",
     "CallStatus",
     "CallSummary",
     "PendingInput",
     "Phase",
+    "Prompt",
+    "RefusalDetail",
+    "RefusalReason",
     "RefusedAnswer",
     "ScopeToolPayloadConverter",
     "ToolCallHandle",
     "ToolCallWorkflow",
     "ToolCalls",
     "ToolCallsError",
+    "encode_answer",
+    "json_value",
+    "read_prompt",
     "with_scope_tool_converter",
 ]

@@ -33,9 +33,20 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
-from scope_tool import MAX_INPUT_BYTES, Request
+from scope_tool import MAX_INPUT_BYTES, Request, check_ijson
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
-from workflows._messages import (
+from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
+from workflows.errors import (
+    ANSWER_REJECTION_REASONS,
+    AnswerRejectedError,
+    CallConflictError,
+    CallNotFoundError,
+    RefusalDetail,
+    RefusalReason,
+    ToolCallsError,
+)
+from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
+from workflows.wire import (
     ANSWER,
     PHASE_KEY,
     STATUS,
@@ -45,10 +56,8 @@ from workflows._messages import (
     AnswerReceipt,
     ToolCallInput,
 )
-from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
-from workflows.errors import AnswerRejectedError, CallNotFoundError, ToolCallsError
 
-__all__ = ["ToolCallHandle", "ToolCalls"]
+__all__ = ["ToolCallHandle", "ToolCalls", "encode_answer"]
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -69,7 +78,7 @@ class ToolCalls:
         self,
         client: Client,
         *,
-        task_queue: str = "scope-tools",
+        task_queue: str = DEFAULT_TASK_QUEUE,
         heartbeat_timeout: timedelta = timedelta(seconds=10),
         notify_initial_interval: timedelta = timedelta(seconds=1),
     ) -> None:
@@ -85,10 +94,10 @@ class ToolCalls:
     @classmethod
     async def connect(
         cls,
-        address: str = "localhost:7233",
+        address: str = DEFAULT_ADDRESS,
         *,
-        namespace: str = "default",
-        task_queue: str = "scope-tools",
+        namespace: str = DEFAULT_NAMESPACE,
+        task_queue: str = DEFAULT_TASK_QUEUE,
         tls: bool | TLSConfig | None = None,
         api_key: str | None = None,
     ) -> ToolCalls:
@@ -190,7 +199,7 @@ class ToolCalls:
                 request_eager_start=True,
             )
         except WorkflowAlreadyStartedError:
-            return self.get(call_id)
+            return await self._attach(call_id, request)
         except RPCError as err:
             if err.status == RPCStatusCode.INVALID_ARGUMENT:
                 # The server refused the call's shape (a tool name too long for its search
@@ -200,7 +209,34 @@ class ToolCalls:
                     f" {err.message}"
                 ) from None
             raise
+        response = getattr(handle, "_start_workflow_response", None)
+        if response is not None and getattr(response, "started", True) is False:
+            # USE_EXISTING returned the running call with this id rather than starting one.
+            return await self._attach(call_id, request)
         return ToolCallHandle(handle, call_id=call_id)
+
+    async def _attach(self, call_id: str, request: Request) -> ToolCallHandle:
+        """The existing call ``call_id``, if it was started for this same request.
+
+        Raises:
+            CallConflictError: the call was started with another tool or other arguments.
+        """
+        attached = self.get(call_id)
+        first = None
+        async for event in attached.workflow_handle.fetch_history_events(page_size=1):
+            first = event
+            break
+        if first is None or not first.HasField("workflow_execution_started_event_attributes"):
+            return ToolCallHandle(attached.workflow_handle, call_id=call_id, attached=True)
+        payloads = first.workflow_execution_started_event_attributes.input.payloads
+        [existing] = await self._client.data_converter.decode(payloads, [ToolCallInput])
+        if existing.tool != request.name or _as_bytes(existing.arguments) != _as_bytes(
+            request.arguments
+        ):
+            raise CallConflictError(
+                call_id, existing_tool=existing.tool, same_tool=existing.tool == request.name
+            )
+        return ToolCallHandle(attached.workflow_handle, call_id=call_id, attached=True)
 
     def get(self, call_id: str) -> ToolCallHandle:
         """A handle to the call ``call_id`` (no I/O; a missing call shows up on first use)."""
@@ -213,6 +249,9 @@ class ToolCalls:
         """Calls found by their search attributes, newest first.
 
         Visibility is eventually consistent: a call started a moment ago may not be listed yet.
+
+        Raises:
+            ToolCallsError: the server could not list (unreachable, visibility unavailable).
         """
         if limit <= 0:
             raise ValueError(f"limit must be positive, got {limit}")
@@ -224,16 +263,19 @@ class ToolCalls:
                 raise ValueError(f"tool must be a tool name ([A-Za-z0-9_-]{{1,64}}), got {tool!r}")
             clauses.append(f"{TOOL_KEY.name} = '{tool}'")
         found: list[CallSummary] = []
-        async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):
-            attributes = execution.typed_search_attributes
-            found.append(
-                CallSummary(
-                    call_id=execution.id,
-                    tool=attributes.get(TOOL_KEY) or "",
-                    phase=Phase(attributes.get(PHASE_KEY) or Phase.RUNNING.value),
-                    started_at=execution.start_time,
+        try:
+            async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):
+                attributes = execution.typed_search_attributes
+                found.append(
+                    CallSummary(
+                        call_id=execution.id,
+                        tool=attributes.get(TOOL_KEY) or "",
+                        phase=Phase(attributes.get(PHASE_KEY) or Phase.RUNNING.value),
+                        started_at=execution.start_time,
+                    )
                 )
-            )
+        except RPCError as err:
+            raise ToolCallsError(f"listing calls failed: {err.message}") from err
         found.sort(key=lambda summary: summary.started_at, reverse=True)
         return found
 
@@ -241,14 +283,24 @@ class ToolCalls:
 class ToolCallHandle:
     """One call: follow it, answer it, cancel it."""
 
-    def __init__(self, handle: WorkflowHandle[Any, CallOutcome], *, call_id: str) -> None:
+    def __init__(
+        self, handle: WorkflowHandle[Any, CallOutcome], *, call_id: str, attached: bool = False
+    ) -> None:
         self._handle = handle
         self._call_id = call_id
+        self._attached = attached
+        # The question pending in the last status read, so answer() pins it without a read.
+        self._pending_seen: str | None = None
 
     @property
     def call_id(self) -> str:
         """The call's id (its workflow id)."""
         return self._call_id
+
+    @property
+    def attached(self) -> bool:
+        """True when :meth:`ToolCalls.start` found this call already started (same request)."""
+        return self._attached
 
     @property
     def workflow_handle(self) -> WorkflowHandle[Any, CallOutcome]:
@@ -271,6 +323,7 @@ class ToolCallHandle:
             status: CallStatus = await self._handle.query(
                 STATUS, result_type=CallStatus, rpc_timeout=wait_for_worker
             )
+            self._pending_seen = status.pending.request_id if status.pending else None
             return status
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
@@ -302,31 +355,37 @@ class ToolCallHandle:
     ) -> AnswerReceipt:
         """Answer the pending question and return once the call has accepted it.
 
+        This is the one answer path: the CLI, the inbox and the API call it and render its
+        verdict. Without ``request_id`` the handle pins the question pending now (from the
+        status it last read, else by reading it), so every answer is bound to one question and
+        carries an update id: a retried answer is accepted as a duplicate, never applied to
+        the next question.
+
         Args:
             response: a JSON-compatible value (``True``, ``{"ok": 1}``), or ``bytes`` / ``str``
                 holding JSON text (so the string answer "yes" is ``'"yes"'``).
-            request_id: the question answered; ``None`` means the one pending now. Giving it
-                makes a retried answer idempotent (the repeat is accepted, not re-applied).
+            request_id: the question answered; ``None`` means the one pending now.
             answered_by: who answers (checked against the call's ``allowed_answerers``).
 
         Raises:
-            AnswerRejectedError: refused (``.reason`` says why); the call is unchanged.
+            AnswerRejectedError: refused (``.reason`` says why, ``.detail`` the facts); the
+                call is unchanged.
             CallNotFoundError: no such call.
         """
-        raw = _answer_bytes(response, call_id=self._call_id)
+        raw = encode_answer(response, call_id=self._call_id)
         if len(raw) > MAX_INPUT_BYTES:
             # Refused here, not in the workflow: an update rejection echoes its input, and one
             # past Temporal's 2 MB payload limit would fail the call's workflow task instead.
             raise AnswerRejectedError(
                 f"the answer is {len(raw)} bytes; the limit is {MAX_INPUT_BYTES} bytes",
-                reason="too_large",
+                reason=RefusalReason.TOO_LARGE,
                 call_id=self._call_id,
             )
         if request_id is not None and not _is_short_text(request_id):
             raise AnswerRejectedError(
                 f"request id {request_id[:80]!r} is not a request id (UTF-8 text of at most"
                 f" {_MAX_NAME_BYTES} bytes), so it names no question of this call",
-                reason="stale_request",
+                reason=RefusalReason.STALE_REQUEST,
                 call_id=self._call_id,
             )
         if answered_by is not None and not _is_short_text(answered_by):
@@ -334,6 +393,48 @@ class ToolCallHandle:
                 f"answered_by must be UTF-8 text of at most {_MAX_NAME_BYTES} bytes,"
                 f" got {answered_by[:80]!r}"
             )
+        if request_id is not None:
+            return await self._send_answer(raw, request_id, answered_by)
+        remembered = self._pending_seen
+        if remembered is None:
+            return await self._send_answer(raw, await self._pending_now(), answered_by)
+        try:
+            return await self._send_answer(raw, remembered, answered_by)
+        except AnswerRejectedError as refusal:
+            if refusal.reason is not RefusalReason.STALE_REQUEST:
+                raise
+        # The question remembered from the last status was answered or replaced meanwhile:
+        # "the one pending now" is another one, so read it and answer that.
+        return await self._send_answer(raw, await self._pending_now(), answered_by)
+
+    async def _pending_now(self) -> str | None:
+        """The pending request id; ``None`` (the workflow then decides) when not readable.
+
+        A finished call is refused from the snapshot just read, with the words and detail the
+        workflow gives (an update to a closed workflow would only say "already completed").
+        """
+        try:
+            status = await self.status()
+        except CallNotFoundError:
+            raise
+        except ToolCallsError:
+            return None
+        if status.phase.is_terminal:
+            raise AnswerRejectedError(
+                f"call {self._call_id!r} has finished ({status.phase.value});"
+                " it takes no more answers",
+                reason=RefusalReason.FINISHED,
+                call_id=self._call_id,
+                detail=RefusalDetail(
+                    problem="the call has finished; it takes no more answers",
+                    phase=status.phase.value,
+                ),
+            )
+        return status.pending.request_id if status.pending is not None else None
+
+    async def _send_answer(
+        self, raw: bytes, request_id: str | None, answered_by: str | None
+    ) -> AnswerReceipt:
         update_id = None
         if request_id is not None:
             update_id = f"answer:{request_id}:{hashlib.sha256(raw).hexdigest()[:32]}"
@@ -344,17 +445,15 @@ class ToolCallHandle:
                 id=update_id,
                 result_type=AnswerReceipt,
             )
-            return receipt
         except WorkflowUpdateFailedError as err:
             cause = err.cause
             if isinstance(cause, ApplicationError) and cause.type == "AnswerRejected":
-                reason = str(cause.details[0]) if cause.details else "rejected"
-                raise AnswerRejectedError(
-                    cause.message, reason=reason, call_id=self._call_id
-                ) from None
+                raise _refusal(cause, call_id=self._call_id) from None
             raise ToolCallsError(f"answer to call {self._call_id!r} failed: {cause}") from err
         except RPCError as err:
             raise self._translate(err, answering=True) from err
+        self._pending_seen = None
+        return receipt
 
     async def signal_answer(
         self, response: Any, *, request_id: str | None = None, answered_by: str | None = None
@@ -363,7 +462,12 @@ class ToolCallHandle:
 
         A refused signal is recorded in ``status().refused`` and the call keeps waiting.
         """
-        raw = _answer_bytes(response, call_id=self._call_id)
+        # JSON text as bytes goes as it is: the workflow checks it and records a refusal.
+        raw = (
+            bytes(response)
+            if isinstance(response, bytes | bytearray | memoryview)
+            else encode_answer(response, call_id=self._call_id)
+        )
         try:
             await self._handle.signal(
                 ANSWER, AnswerInput(response=raw, request_id=request_id, answered_by=answered_by)
@@ -400,7 +504,7 @@ class ToolCallHandle:
         if answering and finished:
             return AnswerRejectedError(
                 "the call has finished; it takes no more answers",
-                reason="finished",
+                reason=RefusalReason.FINISHED,
                 call_id=self._call_id,
             )
         return ToolCallsError(f"call {self._call_id!r}: {err.message}")
@@ -416,6 +520,10 @@ _MAX_CALL_ID_BYTES = 1000
 """Temporal's default limit on a workflow id, checked before any RPC."""
 
 
+def _as_bytes(arguments: str | bytes) -> bytes:
+    return arguments.encode("utf-8", "surrogatepass") if isinstance(arguments, str) else arguments
+
+
 def _is_short_text(text: str, *, limit: int = _MAX_NAME_BYTES) -> bool:
     try:
         return len(text.encode("utf-8")) <= limit
@@ -423,34 +531,69 @@ def _is_short_text(text: str, *, limit: int = _MAX_NAME_BYTES) -> bool:
         return False
 
 
-def _answer_bytes(response: Any, *, call_id: str) -> bytes:
-    if isinstance(response, bytes | bytearray | memoryview):
-        return bytes(response)
-    if isinstance(response, str):
+def _refusal(cause: ApplicationError, *, call_id: str) -> ToolCallsError:
+    """The workflow's refusal (message, reason, detail) as the facade's typed error."""
+    details = cause.details
+    reason = str(details[0]) if details else RefusalReason.NOT_WAITING.value
+    if reason not in ANSWER_REJECTION_REASONS:
+        # A workflow newer than this client: keep its words.
+        return ToolCallsError(f"answer to call {call_id!r} refused ({reason}): {cause.message}")
+    detail = RefusalDetail.from_json(details[1]) if len(details) > 1 else None
+    return AnswerRejectedError(cause.message, reason=reason, call_id=call_id, detail=detail)
+
+
+def encode_answer(response: Any, *, call_id: str) -> bytes:
+    """An answer as the JSON text sent, or the ``invalid_json`` refusal the workflow would give.
+
+    ``bytes`` and ``str`` are JSON text and go through :func:`scope_tool.check_ijson`, the same
+    check the workflow applies; a plain word that is not JSON gets the quoted form suggested.
+    Any other value is encoded as compact JSON.
+    """
+    if isinstance(response, bytes | bytearray | memoryview | str):
+        if isinstance(response, str):
+            raw = response.encode("utf-8", "surrogatepass")
+        else:
+            raw = bytes(response)
+        if len(raw) > MAX_INPUT_BYTES:
+            return raw  # refused as too_large, with its size
         try:
-            json.loads(response)
-        except RecursionError:
-            pass  # deeper than Python's parser goes; the call applies the protocol's own check
+            check_ijson(raw)
         except ValueError as err:
-            raise AnswerRejectedError(
-                f"the answer is not JSON text: {err} (a str answer is JSON text; to answer"
-                f" the string {response!r}, send {json.dumps(response)!r})",
-                reason="invalid_json",
-                call_id=call_id,
-            ) from None
-        return response.encode("utf-8", "surrogatepass")
+            raise _not_json(raw, err, call_id=call_id) from None
+        return raw
     try:
         return json.dumps(
             response, ensure_ascii=False, allow_nan=False, separators=(",", ":")
         ).encode("utf-8")
     except (TypeError, ValueError) as err:
         raise AnswerRejectedError(
-            f"the answer is not JSON-compatible: {err}", reason="invalid_json", call_id=call_id
+            f"the answer is not JSON-compatible: {err}",
+            reason=RefusalReason.INVALID_JSON,
+            call_id=call_id,
         ) from None
     except RecursionError:
         raise AnswerRejectedError(
             "the answer is nested too deeply to encode as a Python value;"
             " send it as bytes holding its JSON text",
-            reason="invalid_json",
+            reason=RefusalReason.INVALID_JSON,
             call_id=call_id,
         ) from None
+
+
+def _not_json(raw: bytes, err: ValueError, *, call_id: str) -> AnswerRejectedError:
+    message = f"the answer is not one I-JSON document: {err}"
+    suggestion = None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = ""
+    if text.strip() and text.strip()[0] not in '{["-0123456789':
+        # A bare word (canary, yes): the person most likely meant the JSON string.
+        suggestion = json.dumps(text.strip(), ensure_ascii=False)
+        message += f" (to answer the string {text.strip()!r}, send '{suggestion}')"
+    return AnswerRejectedError(
+        message,
+        reason=RefusalReason.INVALID_JSON,
+        call_id=call_id,
+        detail=RefusalDetail(problem=str(err), suggestion=suggestion),
+    )

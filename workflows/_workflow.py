@@ -30,7 +30,15 @@ with workflow.unsafe.imports_passed_through():
 
     from scope_tool import FailureKind, InputRequest, Output
     from workflows._answer_check import Accepted, Refused, check_answer
-    from workflows._messages import (
+    from workflows._status import (
+        AnswerRecord,
+        CallOutcome,
+        CallStatus,
+        PendingInput,
+        Phase,
+        RefusedAnswer,
+    )
+    from workflows.wire import (
         ANSWER,
         CALL_TOOL_ACTIVITY,
         NOTIFY_ACTIVITY,
@@ -49,14 +57,6 @@ with workflow.unsafe.imports_passed_through():
         RoundInvalid,
         RoundResult,
         ToolCallInput,
-    )
-    from workflows._status import (
-        AnswerRecord,
-        CallOutcome,
-        CallStatus,
-        PendingInput,
-        Phase,
-        RefusedAnswer,
     )
 
 __all__ = ["ToolCallWorkflow"]
@@ -353,9 +353,10 @@ class ToolCallWorkflow:
             self._refused.append(
                 RefusedAnswer(
                     request_id=answer.request_id,
-                    reason=result.reason,
+                    reason=result.reason.value,
                     message=result.message,
                     answered_by=answer.answered_by,
+                    detail=result.detail,
                 )
             )
 
@@ -378,7 +379,11 @@ class ToolCallWorkflow:
 
 def _rejection(refused: Refused) -> ApplicationError:
     return ApplicationError(
-        refused.message, refused.reason, type="AnswerRejected", non_retryable=True
+        refused.message,
+        refused.reason.value,
+        refused.detail.to_json_dict(),
+        type="AnswerRejected",
+        non_retryable=True,
     )
 
 

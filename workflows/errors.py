@@ -1,4 +1,4 @@
-"""Errors of the durable runtime's client facade.
+"""Errors of the durable runtime's client facade, and the typed reason of a refused answer.
 
 They derive from the protocol's one base, so ``except ToolError`` catches everything scope-tool
 raises for a reason of its own::
@@ -6,29 +6,106 @@ raises for a reason of its own::
     scope_tool.errors.ToolError
     └── ToolCallsError
         ├── AnswerRejectedError   an answer was refused; nothing changed in the call
-        └── CallNotFoundError     no call with that id exists
+        ├── CallConflictError     a call id already names a call of another request
+        ├── CallNotFoundError     no call with that id exists
+        └── SettingsError         a connection setting (flag or SCOPE_TOOL_* variable) is wrong
+
+A refusal carries a :class:`RefusalReason` and a :class:`RefusalDetail`, so a terminal, a page
+or a script renders it from fields rather than from the wording of a message.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Final
 
 from scope_tool.errors import ToolError
 
-__all__ = ["ANSWER_REJECTION_REASONS", "AnswerRejectedError", "CallNotFoundError", "ToolCallsError"]
+__all__ = [
+    "ANSWER_REJECTION_REASONS",
+    "AnswerRejectedError",
+    "CallConflictError",
+    "CallNotFoundError",
+    "RefusalDetail",
+    "RefusalReason",
+    "SettingsError",
+    "ToolCallsError",
+]
 
-ANSWER_REJECTION_REASONS: Final = frozenset(
-    {
-        "finished",
-        "invalid_json",
-        "not_allowed",
-        "not_waiting",
-        "schema",
-        "stale_request",
-        "too_large",
-    }
-)
-"""Every value :attr:`AnswerRejectedError.reason` can take."""
+
+class RefusalReason(StrEnum):
+    """Why an answer was refused; the value is the stable code scripts match on."""
+
+    FINISHED = "finished"
+    """The call has ended; it takes no more answers."""
+    INVALID_JSON = "invalid_json"
+    """The answer is not one I-JSON document."""
+    NOT_ALLOWED = "not_allowed"
+    """``answered_by`` is not among the call's allowed answerers."""
+    NOT_WAITING = "not_waiting"
+    """The call is running, not waiting for input."""
+    SCHEMA = "schema"
+    """The answer does not satisfy the pending question's response schema."""
+    STALE_REQUEST = "stale_request"
+    """The request id names another question (answered, replaced, or of another call)."""
+    TOO_LARGE = "too_large"
+    """The answer is longer than ``MAX_INPUT_BYTES``."""
+
+
+ANSWER_REJECTION_REASONS: Final = frozenset(reason.value for reason in RefusalReason)
+"""Every value :attr:`AnswerRejectedError.reason` can take (the :class:`RefusalReason` values)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefusalDetail:
+    """The facts of a refusal, as fields (every one optional; which are set depends on the reason).
+
+    Attributes:
+        problem: what was wrong, without the call id or the reason code (the JSON syntax
+            error, the schema violation's message, "request ... was already answered").
+        schema_path: for ``schema``, the JSON pointer of the offending value ("" is the root).
+        allowed_answerers: for ``not_allowed``, who may answer.
+        pending_request_id: the question the call waits on now, when it waits.
+        suggestion: for ``invalid_json`` of a plain word, the quoted form that would be JSON.
+        phase: the call's phase when it refused (a :class:`~workflows.Phase` value), when known.
+    """
+
+    problem: str = ""
+    schema_path: str | None = None
+    allowed_answerers: tuple[str, ...] = ()
+    pending_request_id: str | None = None
+    suggestion: str | None = None
+    phase: str | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The detail as plain JSON (the shape of ``detail`` in the CLI, inbox and API)."""
+        return {
+            "problem": self.problem,
+            "schema_path": self.schema_path,
+            "allowed_answerers": list(self.allowed_answerers),
+            "pending_request_id": self.pending_request_id,
+            "suggestion": self.suggestion,
+            "phase": self.phase,
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> RefusalDetail:
+        """Read :meth:`to_json_dict`'s shape back (unknown members are ignored)."""
+        if not isinstance(value, dict):
+            return cls()
+        path = value.get("schema_path")
+        pending = value.get("pending_request_id")
+        suggestion = value.get("suggestion")
+        phase = value.get("phase")
+        return cls(
+            problem=str(value.get("problem") or ""),
+            schema_path=path if isinstance(path, str) else None,
+            allowed_answerers=tuple(str(each) for each in value.get("allowed_answerers") or ()),
+            pending_request_id=pending if isinstance(pending, str) else None,
+            suggestion=suggestion if isinstance(suggestion, str) else None,
+            phase=phase if isinstance(phase, str) else None,
+        )
 
 
 class ToolCallsError(ToolError):
@@ -39,14 +116,43 @@ class AnswerRejectedError(ToolCallsError, ValueError):
     """The call refused an answer; the call's state is unchanged.
 
     Attributes:
-        reason: one of :data:`ANSWER_REJECTION_REASONS` (``"schema"``, ``"stale_request"``...).
+        reason: a :class:`RefusalReason` (a ``str``, so ``reason == "schema"`` holds).
+        detail: the refusal's facts as fields (:class:`RefusalDetail`).
+        message: what was wrong, in words, without the call id and reason prefix.
         call_id: the call that refused it.
     """
 
-    def __init__(self, message: str, *, reason: str, call_id: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: RefusalReason | str,
+        call_id: str,
+        detail: RefusalDetail | None = None,
+    ) -> None:
+        reason = RefusalReason(reason)
         super().__init__(f"answer to call {call_id!r} rejected ({reason}): {message}")
         self.reason = reason
+        self.message = message
+        self.detail = detail if detail is not None else RefusalDetail(problem=message)
         self.call_id = call_id
+
+
+class CallConflictError(ToolCallsError, ValueError):
+    """A call with this id exists for another tool or other arguments; nothing was started.
+
+    A call id names one logical call: starting it again with the same request attaches to it,
+    with a different one is this error (a new call needs a new id).
+    """
+
+    def __init__(self, call_id: str, *, existing_tool: str, same_tool: bool) -> None:
+        what = "other arguments" if same_tool else f"tool {existing_tool!r}"
+        super().__init__(
+            f"call {call_id!r} already exists with {what}; it was not started again"
+            " (a new call needs a new id)"
+        )
+        self.call_id = call_id
+        self.existing_tool = existing_tool
 
 
 class CallNotFoundError(ToolCallsError, LookupError):
@@ -55,3 +161,7 @@ class CallNotFoundError(ToolCallsError, LookupError):
     def __init__(self, call_id: str) -> None:
         super().__init__(f"no tool call with id {call_id!r}")
         self.call_id = call_id
+
+
+class SettingsError(ToolCallsError, ValueError):
+    """A connection setting has a value it cannot take; the message names the setting."""

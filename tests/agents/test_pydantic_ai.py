@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.workers import REPOSITORY
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,
@@ -29,7 +30,6 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests
-from runtime.processes import REPOSITORY
 
 from examples.agent import tools as example_tools
 from scope_tool_agents.pydantic_ai import ScopeToolset, deferred_results, durable_call_id

@@ -48,7 +48,7 @@ from workflows import (
     ToolCallWorkflow,
     with_scope_tool_converter,
 )
-from workflows._messages import PHASE_KEY, TOOL_KEY, WORKFLOW_NAME, ToolCallInput
+from workflows.wire import PHASE_KEY, TOOL_KEY, WORKFLOW_NAME, ToolCallInput
 
 TURN_REPEATS = 8
 FIRST_STOP_CALLS = 40

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 import uuid
@@ -83,3 +84,47 @@ def test_inbox_refuses_to_run_open_off_loopback(dev_session: DevProcess) -> None
     )
     assert_user_error(result, code=2, contains="")
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+_WITHOUT_WEB_STACK = """
+import sys
+
+class _NoWebStack:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("starlette", "uvicorn", "jinja2", "multipart", "python_multipart"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NoWebStack())
+"""
+
+
+def test_without_the_inbox_extra_the_worker_loads_and_inbox_says_how_to_install() -> None:
+    worker_side = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _WITHOUT_WEB_STACK + "import workers, workflows, scope_tool_cli._dev\nprint('loaded')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert worker_side.stdout.strip() == "loaded", worker_side.stderr
+    inbox = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _WITHOUT_WEB_STACK + "sys.argv = ['scope-tool', 'inbox']\n"
+            "from scope_tool_cli.__main__ import main\nmain()",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert inbox.returncode == 1, inbox
+    assert "Traceback" not in inbox.stderr
+    assert "the web inbox is not installed" in inbox.stderr
+    assert "pip install 'scope-tool[inbox]'" in inbox.stderr

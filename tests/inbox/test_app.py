@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from inbox.ask_tools import start_waiting, wait_for_phase
-from scope_tool_cli.inbox import InboxAuth, create_app
+from scope_tool_inbox import AllowedHosts, InboxAuth, create_app
 from workflows import Phase, ToolCalls
 
 HEADER = "X-Forwarded-User"
@@ -46,7 +46,12 @@ def _call_id() -> str:
 @pytest.fixture
 async def http(calls: ToolCalls, worker: Any) -> AsyncIterator[httpx.AsyncClient]:
     """A client of the inbox in header mode (a proxy would set X-Forwarded-User)."""
-    app = create_app(calls, auth=InboxAuth(identity_header=HEADER), refresh_seconds=0.5)
+    app = create_app(
+        calls,
+        auth=InboxAuth(identity_header=HEADER),
+        allowed_hosts=AllowedHosts.parse(["inbox.test"]),
+        refresh_seconds=0.5,
+    )
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
     async with httpx.AsyncClient(transport=transport, base_url="http://inbox.test") as client:
         yield client

@@ -10,7 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from scope_tool_cli.inbox import (
+from scope_tool_inbox import (
+    AllowedHosts,
     AuthenticationError,
     InboxAuth,
     InboxConfigError,
@@ -19,7 +20,7 @@ from scope_tool_cli.inbox import (
     serve_inbox,
     verify_token,
 )
-from scope_tool_cli.inbox.__main__ import main as token_main
+from scope_tool_inbox.__main__ import main as token_main
 from workflows import ToolCalls
 
 SECRET = "a-test-secret-of-enough-bytes"
@@ -33,7 +34,8 @@ def calls(temporal_client: Any, task_queue: str) -> ToolCalls:
 async def _client(
     calls: ToolCalls, auth: InboxAuth, *, peer: str = "127.0.0.1"
 ) -> httpx.AsyncClient:
-    transport = httpx.ASGITransport(app=create_app(calls, auth=auth), client=(peer, 50000))
+    app = create_app(calls, auth=auth, allowed_hosts=AllowedHosts.parse(["inbox.test"]))
+    transport = httpx.ASGITransport(app=app, client=(peer, 50000))
     return httpx.AsyncClient(transport=transport, base_url="http://inbox.test")
 
 

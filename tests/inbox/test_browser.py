@@ -20,7 +20,7 @@ import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 from inbox.ask_tools import start_waiting, wait_for_phase
-from scope_tool_cli.inbox import mint_token, serve_inbox
+from scope_tool_inbox import mint_token, serve_inbox
 from workflows import Phase, ToolCalls
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from scope_tool import (
     MAX_INPUT_BYTES,
@@ -464,3 +465,22 @@ def test_every_json_object_is_admitted_byte_exact(value):
     raw = json.dumps(value, ensure_ascii=False)
     invocation = bind(RecordingTool()).contract.prepare(Request(name="echo", arguments=raw))
     assert invocation.arguments == raw.encode("utf-8", "surrogatepass")
+
+
+class _EchoInput(BaseModel):
+    text: str
+
+
+def _echo(arguments: _EchoInput) -> str:
+    return arguments.text
+
+
+def test_digest_is_the_sha256_of_the_definition_the_model_sees() -> None:
+    import hashlib
+
+    from scope_tool import Func
+
+    one = bind(Func(_echo, name="echo", description="echo the text"))
+    other = bind(Func(_echo, name="echo", description="echo the text twice"))
+    assert one.contract.digest == hashlib.sha256(one.contract.definition.to_json()).hexdigest()
+    assert one.contract.digest != other.contract.digest

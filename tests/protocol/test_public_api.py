@@ -56,6 +56,7 @@ PUBLIC_NAMES = [
     "acting_for",
     "bind",
     "capability",
+    "check_ijson",
     "classify_failure",
     "current_principal",
     "func_tool",

@@ -23,15 +23,15 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from helpers.servers import DedicatedDevServer
 from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.client import Client
 from temporalio.service import RPCError
 
 from scope_tool import Request
 from workflows import DATA_CONVERTER, CallOutcome, Phase, ToolCalls
-from workflows._messages import CALL_TOOL_ACTIVITY
+from workflows.wire import CALL_TOOL_ACTIVITY
 
-from ._dev_server import DedicatedDevServer
 from ._ledger import LedgerAudit, SideEffectLedger
 from ._processes import AnswererProcess, WorkerProcess
 

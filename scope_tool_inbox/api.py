@@ -1,9 +1,11 @@
 """The JSON API: ``GET /api/pending``, ``GET /api/calls/{id}``, ``POST /api/calls/{id}/answer``.
 
 Scripts and the pages' own refresh use it. An answer is ``{"response": <JSON>, "request_id":
-optional}``; without a request id the pending one is read first, so a retried answer is still
-idempotent. Only ``application/json`` bodies are taken: a browser never sends one cross-site
-without a CORS preflight, which the inbox never grants. Errors are ``{"error", "reason"}``.
+optional}``, sent through the facade's one answer path (which pins the pending question when no
+request id is given, so a retried answer is still idempotent). Only ``application/json`` bodies
+are taken: a browser never sends one cross-site without a CORS preflight, which the inbox never
+grants. Errors are ``{"error", "reason"}``; a refused answer adds ``"detail"``
+(:meth:`workflows.RefusalDetail.to_json_dict`).
 """
 
 from __future__ import annotations
@@ -12,11 +14,10 @@ import json
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from temporalio.service import RPCError
 
-from scope_tool_cli.inbox.csrf import foreign_origin
-from scope_tool_cli.inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_bytes, refusal_text
-from scope_tool_cli.inbox.views import call_json, call_path, pending_fingerprint, pending_json
+from scope_tool_inbox.csrf import foreign_origin
+from scope_tool_inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_bytes, refusal_text
+from scope_tool_inbox.views import call_json, call_path, pending_fingerprint, pending_json
 from workflows import AnswerRejectedError, CallNotFoundError, ToolCallsError
 
 __all__ = ["InboxApi"]
@@ -29,6 +30,17 @@ def _api_error(message: str, reason: str, code: int) -> JSONResponse:
     return JSONResponse({"error": message, "reason": reason}, status_code=code)
 
 
+def _api_refusal(error: AnswerRejectedError) -> JSONResponse:
+    return JSONResponse(
+        {
+            "error": refusal_text(error),
+            "reason": error.reason.value,
+            "detail": error.detail.to_json_dict(),
+        },
+        status_code=REFUSAL_HTTP_STATUS.get(error.reason, 422),
+    )
+
+
 class InboxApi:
     """The API's endpoints; each takes the request and the caller's identity."""
 
@@ -39,7 +51,7 @@ class InboxApi:
         """Calls waiting for an answer, with their question, schema and times."""
         try:
             waiting, unreadable = await self._reader.waiting()
-        except (ToolCallsError, RPCError) as error:
+        except ToolCallsError as error:
             return _api_error(str(error), "unavailable", 502)
         entries = [pending_json(s, s.pending) for s in waiting if s.pending is not None]
         return JSONResponse(
@@ -95,21 +107,11 @@ class InboxApi:
         if request_id is not None and not isinstance(request_id, str):
             return _api_error("request_id must be a string", "bad_request", 400)
         try:
-            if request_id is None:
-                status = await self._reader.status(call_id)
-                if status.pending is None:
-                    return _api_error(
-                        f"call {call_id!r} is not waiting for an answer ({status.phase})",
-                        "not_waiting",
-                        409,
-                    )
-                request_id = status.pending.request_id
             receipt = await self._reader.calls.get(call_id).answer(
                 json_bytes(body["response"]), request_id=request_id, answered_by=identity
             )
         except AnswerRejectedError as error:
-            code = REFUSAL_HTTP_STATUS.get(error.reason, 422)
-            return _api_error(refusal_text(error), error.reason, code)
+            return _api_refusal(error)
         except CallNotFoundError as error:
             return _api_error(str(error), "not_found", 404)
         except (ToolCallsError, TimeoutError) as error:

@@ -12,7 +12,15 @@ import json
 import time
 from datetime import UTC, datetime
 
-from workflows import AnswerRejectedError, CallStatus, CallSummary, Phase, ToolCalls, ToolCallsError
+from workflows import (
+    AnswerRejectedError,
+    CallStatus,
+    CallSummary,
+    Phase,
+    RefusalReason,
+    ToolCalls,
+    ToolCallsError,
+)
 
 __all__ = ["REFUSAL_HTTP_STATUS", "CallReader", "json_bytes", "refusal_text"]
 
@@ -23,10 +31,10 @@ _MAX_PARALLEL_QUERIES = 100
 """Status queries in flight at once: all of a default page, so unreadable calls cost one timeout."""
 
 REFUSAL_HTTP_STATUS = {
-    "not_allowed": 403,
-    "stale_request": 409,
-    "not_waiting": 409,
-    "finished": 409,
+    RefusalReason.NOT_ALLOWED: 403,
+    RefusalReason.STALE_REQUEST: 409,
+    RefusalReason.NOT_WAITING: 409,
+    RefusalReason.FINISHED: 409,
 }
 """HTTP status per :attr:`AnswerRejectedError.reason`; any other refusal is 422."""
 
@@ -87,16 +95,21 @@ def _asked_at(status: CallStatus) -> datetime:
 
 
 def refusal_text(error: AnswerRejectedError) -> str:
-    """A refusal as a person reads it, next to the form."""
-    if error.reason == "not_allowed":
-        return f"you are not allowed to answer this call: {error}"
-    text = str(error)
-    # The validator's message quotes the whole schema before the violation; the page already
-    # shows the schema, so the person gets the violation itself.
-    marker = "validate value: "
-    if error.reason == "schema" and marker in text:
-        return f"the call refused this answer (schema): {text.rsplit(marker, 1)[1]}"
-    return f"the call refused this answer: {text}"
+    """A refusal as a person reads it next to the form, from its reason and detail fields."""
+    detail = error.detail
+    if error.reason is RefusalReason.NOT_ALLOWED:
+        allowed = ", ".join(detail.allowed_answerers)
+        return f"you are not allowed to answer this call (allowed: {allowed})"
+    if error.reason is RefusalReason.SCHEMA and detail.schema_path is not None:
+        # The page already shows the schema; the person gets the violation itself.
+        where = detail.schema_path or "(root)"
+        return f"the call refused this answer (schema): at {where}: {detail.problem}"
+    if error.reason is RefusalReason.INVALID_JSON and detail.suggestion is not None:
+        return (
+            f"the call refused this answer (invalid_json): {detail.problem};"
+            f" to answer the text, send {detail.suggestion}"
+        )
+    return f"the call refused this answer ({error.reason}): {error.message}"
 
 
 def json_bytes(value: object) -> bytes:

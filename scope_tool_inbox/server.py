@@ -15,12 +15,13 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 
 import uvicorn
 
-from scope_tool_cli.inbox.app import create_app
-from scope_tool_cli.inbox.auth import InboxAuth, is_loopback_host
+from scope_tool_inbox.app import create_app
+from scope_tool_inbox.auth import InboxAuth, InboxConfigError, is_loopback_host
+from scope_tool_inbox.hosts import AllowedHosts
 from workflows import ToolCalls
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "add_arguments", "serve_inbox"]
@@ -34,8 +35,8 @@ DEFAULT_PORT = 8234
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the inbox's options (each with a ``SCOPE_TOOL_INBOX_*`` environment default).
 
-    The parsed names are ``host``, ``port``, ``identity_header``, ``token_secret`` and
-    ``dev_loopback``: exactly :func:`serve_inbox`'s keywords.
+    The parsed names are ``host``, ``port``, ``identity_header``, ``token_secret``,
+    ``dev_loopback`` and ``allowed_hosts``: exactly :func:`serve_inbox`'s keywords.
     """
     environment = os.environ
     parser.add_argument(
@@ -70,6 +71,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="no authentication, for your own machine: only on a loopback address; everyone is "
         "'dev' unless the URL says ?as=NAME",
     )
+    parser.add_argument(
+        "--allowed-host",
+        dest="allowed_hosts",
+        action="append",
+        type=_host_entry,
+        default=_split_names(environment.get("SCOPE_TOOL_INBOX_ALLOWED_HOSTS", "")),
+        metavar="NAME",
+        help="a public name the inbox is reached by (repeatable; also "
+        "SCOPE_TOOL_INBOX_ALLOWED_HOSTS=NAME,NAME): requests for any other host are refused, "
+        "which stops DNS-rebinding pages; loopback names and the bound address are always allowed",
+    )
+
+
+def _host_entry(text: str) -> str:
+    """Refuse a mistyped ``--allowed-host`` while parsing, with the reason."""
+    try:
+        AllowedHosts.parse([text])
+    except InboxConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def _split_names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 class _Server(uvicorn.Server):
@@ -98,6 +123,7 @@ async def serve_inbox(
     identity_header: str | None = None,
     token_secret: str | None = None,
     dev_loopback: bool = False,
+    allowed_hosts: Sequence[str] = (),
     on_listening: Callable[[str, int], None] | None = None,
 ) -> None:
     """Serve the inbox until this coroutine is cancelled.
@@ -108,13 +134,17 @@ async def serve_inbox(
             loopback address is accepted (and only with ``dev_loopback``).
         port: Port to listen on; ``0`` picks a free one (reported to ``on_listening``).
         identity_header: Trusted header carrying the identity (set by a reverse proxy).
-        token_secret: Secret for signed tokens (see :func:`~scope_tool_cli.inbox.mint_token`).
+        token_secret: Secret for signed tokens (see :func:`~scope_tool_inbox.mint_token`).
         dev_loopback: Serve without authentication on a loopback address (identity ``dev``).
+        allowed_hosts: Public names the inbox is reached by; requests naming any other host
+            are refused (loopback names and ``host`` itself are always allowed; ``*`` turns the
+            check off, only with authentication).
         on_listening: Called with the bound host and port once connections are accepted.
 
     Raises:
-        InboxConfigError: No authentication configured, or unauthenticated off loopback; raised
-            before anything listens.
+        InboxConfigError: No authentication configured, unauthenticated off loopback, an
+            allowed host that is not a name, or ``*`` without authentication; raised before
+            anything listens.
         OSError: The address cannot be bound (port in use, unknown host).
     """
     auth = InboxAuth(
@@ -129,7 +159,13 @@ async def serve_inbox(
             host,
             port,
         )
-    app = create_app(calls, auth=auth)
+    hosts = AllowedHosts.parse(allowed_hosts, bind=host)
+    if hosts.any_address and not allowed_hosts:
+        _log.warning(
+            "the inbox listens on every address of this machine but answers only to IP "
+            "addresses and localhost; give the names people use with --allowed-host NAME"
+        )
+    app = create_app(calls, auth=auth, allowed_hosts=hosts)
     listener = _bind(host, port)
     config = uvicorn.Config(
         app,

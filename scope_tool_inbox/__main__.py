@@ -1,4 +1,4 @@
-"""``python -m scope_tool_cli.inbox token NAME``: print a signed sign-in token for NAME.
+"""``python -m scope_tool_inbox token NAME``: print a signed sign-in token for NAME.
 
 The secret comes from ``--token-secret`` or ``SCOPE_TOOL_INBOX_TOKEN_SECRET`` (the same one the
 inbox runs with). Give the person the token, or a link ``https://INBOX/?token=TOKEN``.
@@ -12,12 +12,12 @@ import sys
 from collections.abc import Sequence
 from datetime import timedelta
 
-from scope_tool_cli.inbox.auth import mint_token
+from scope_tool_inbox.auth import mint_token
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line, print the token; exit code 2 with one line on a mistake."""
-    parser = argparse.ArgumentParser(prog="python -m scope_tool_cli.inbox")
+    parser = argparse.ArgumentParser(prog="python -m scope_tool_inbox")
     commands = parser.add_subparsers(dest="command", required=True)
     token = commands.add_parser("token", help="print a signed sign-in token for NAME")
     token.add_argument("name", help="the identity recorded as answered_by")

@@ -1,4 +1,4 @@
-"""The wire shapes between the client, the workflow and the activities.
+"""The public wire contract between the client, the workflow and the workers.
 
 One input and one result type per workflow, activity, update and signal, with stable names.
 The activity's result is a tagged union on ``kind``: a tool's outcome (even an error) crosses
@@ -9,11 +9,12 @@ one exhaustive ``match``. Fields added later must get defaults so recorded histo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from temporalio.common import SearchAttributeKey
 
 from scope_tool import FailureKind, Output
+from workflows._prompt import json_value
 
 __all__ = [
     "ANSWER",
@@ -173,3 +174,17 @@ class NotifyInput:
     phase: str
     request_id: str | None = None
     prompt: str | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The webhook's body: ``{event, call_id, tool, phase, request_id, prompt}``.
+
+        Same conventions as the status values' ``to_json_dict`` (the prompt as a JSON value).
+        """
+        return {
+            "event": self.event,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "phase": self.phase,
+            "request_id": self.request_id,
+            "prompt": json_value(self.prompt.encode("utf-8")) if self.prompt is not None else None,
+        }

@@ -3,20 +3,22 @@
 The CLI wires it in (``scope-tool inbox``, ``scope-tool dev``) through three names:
 :func:`create_app` (the ASGI app), :func:`add_arguments` (its command-line options) and
 :func:`serve_inbox` (uvicorn until cancelled). :func:`mint_token` signs a person's token for
-an inbox started with a token secret (``python -m scope_tool_cli.inbox token NAME``).
+an inbox started with a token secret (``python -m scope_tool_inbox token NAME``).
 """
 
-from scope_tool_cli.inbox.app import create_app
-from scope_tool_cli.inbox.auth import (
+from scope_tool_inbox.app import create_app
+from scope_tool_inbox.auth import (
     AuthenticationError,
     InboxAuth,
     InboxConfigError,
     mint_token,
     verify_token,
 )
-from scope_tool_cli.inbox.server import add_arguments, serve_inbox
+from scope_tool_inbox.hosts import AllowedHosts
+from scope_tool_inbox.server import add_arguments, serve_inbox
 
 __all__ = [
+    "AllowedHosts",
     "AuthenticationError",
     "InboxAuth",
     "InboxConfigError",

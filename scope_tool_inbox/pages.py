@@ -16,10 +16,9 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
-from temporalio.service import RPCError
 
-from scope_tool_cli.inbox.csrf import FormTokens, foreign_origin
-from scope_tool_cli.inbox.form_values import (
+from scope_tool_inbox.csrf import FormTokens, foreign_origin
+from scope_tool_inbox.form_values import (
     ANSWER_JSON_KEY,
     VIA_JSON,
     VIA_KEY,
@@ -27,9 +26,9 @@ from scope_tool_cli.inbox.form_values import (
     FieldProblem,
     answer_from_form,
 )
-from scope_tool_cli.inbox.forms import FormKind, build_answer_form
-from scope_tool_cli.inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_bytes, refusal_text
-from scope_tool_cli.inbox.views import (
+from scope_tool_inbox.forms import FormKind, build_answer_form
+from scope_tool_inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_bytes, refusal_text
+from scope_tool_inbox.views import (
     call_fingerprint,
     call_path,
     pending_fingerprint,
@@ -91,7 +90,7 @@ class InboxPages:
         try:
             waiting, unreadable = await self._reader.waiting()
             problem = ""
-        except (ToolCallsError, RPCError) as error:
+        except ToolCallsError as error:
             waiting, unreadable, problem = [], [], str(error)
         rows = [
             {"status": s, "pending": s.pending, "prompt": prompt_view(s.pending.prompt)}

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from scope_tool_cli.inbox.schema_shapes import SchemaResolver
+from scope_tool_inbox.schema_shapes import SchemaResolver
 
 __all__ = [
     "AnswerForm",

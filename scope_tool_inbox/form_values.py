@@ -1,7 +1,7 @@
 """Submitted form values -> the JSON answer, with every problem named by its field.
 
 Browsers send strings; the schema wants integers, booleans, nested objects and lists. This module
-turns a submission of an :class:`~scope_tool_cli.inbox.forms.AnswerForm` into the JSON value
+turns a submission of an :class:`~scope_tool_inbox.forms.AnswerForm` into the JSON value
 the workflow will check, following these rules:
 
 * an empty optional input is left out of the answer (not sent as ``""`` or ``null``); an empty
@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from scope_tool_cli.inbox.forms import AnswerForm, FieldKind, FormField, FormKind
+from scope_tool_inbox.forms import AnswerForm, FieldKind, FormField, FormKind
 
 __all__ = [
     "ANSWER_JSON_KEY",

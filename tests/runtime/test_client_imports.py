@@ -1,0 +1,35 @@
+"""A client import never loads the workflow definition (checked in a fresh interpreter)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from workflows import ToolCalls, ToolCallHandle, CallStatus, AnswerRejectedError",
+        "import workflows.wire",
+        "import scope_tool_cli.__main__",
+    ],
+)
+def test_a_client_import_does_not_load_the_workflow(statement: str) -> None:
+    probe = f"import sys\n{statement}\nprint('workflows._workflow' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_the_worker_side_still_finds_the_workflow() -> None:
+    probe = (
+        "import sys\nfrom workflows import ToolCallWorkflow\n"
+        "print(ToolCallWorkflow.__module__, 'workflows._workflow' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "workflows._workflow True", done.stderr

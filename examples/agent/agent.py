@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 from pydantic_ai import Agent
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -195,7 +196,18 @@ def parser() -> argparse.ArgumentParser:
 
 async def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    calls = await ToolCalls.connect(args.address, task_queue=args.task_queue)
+    try:
+        Agent(model(args.model))  # a missing provider package or API key shows up now
+    except (ImportError, UserError) as error:
+        print(f"error: model {args.model!r}: {error}", file=sys.stderr)
+        return 2
+    try:
+        calls = await ToolCalls.connect(args.address, task_queue=args.task_queue)
+    except RuntimeError as error:
+        print(f"error: cannot reach Temporal at {args.address} ({error});"
+              " start one with: scope-tool dev --tools examples.agent.tools:registry",
+              file=sys.stderr)  # fmt: skip
+        return 2
     return await (run(args, calls) if args.command == "run" else resume(args, calls))
 
 

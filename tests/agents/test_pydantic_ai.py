@@ -230,3 +230,27 @@ async def test_the_agent_is_killed_while_approval_waits_and_a_new_process_resume
     scheduled = [e for e in history if e.HasField("activity_task_scheduled_event_attributes")]
     assert len(scheduled) == 2  # one round to ask, one to write: the tool never ran twice
     assert not state.exists()  # the finished conversation was cleared
+
+
+def run_example(*args: str, address: str = "localhost:1") -> tuple[int, str]:
+    import subprocess
+
+    done = subprocess.run(
+        agent_command(*args),
+        cwd=REPOSITORY,
+        env=dict(os.environ, SCOPE_TOOL_ADDRESS=address),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_the_example_says_clearly_what_is_missing():
+    code, output = run_example("run", "x", "--model", "nosuch:model")
+    assert (code, output.strip()) == (2, "error: model 'nosuch:model': Unknown model: nosuch:model")
+    code, output = run_example("run", "write a to b")
+    assert code == 2
+    assert output.startswith("error: cannot reach Temporal at localhost:1")
+    assert "Traceback" not in output

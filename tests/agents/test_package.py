@@ -34,10 +34,10 @@ def test_all_is_pinned_and_documented():
         assert getattr(scope_tool_agents, name).__doc__, name
 
 
-def test_importing_the_package_loads_no_agent_framework():
+def test_importing_the_package_loads_no_agent_framework_and_no_workflow_code():
     code = (
         "import sys, scope_tool_agents;"
-        " print(sorted(m for m in sys.modules if m.startswith('pydantic_ai')))"
+        " print(sorted(m for m in sys.modules if m.startswith(('pydantic_ai', 'workflows._workflow'))))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60

@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-PACKAGES := scope_tool workflows workers scope_tool_cli
+PACKAGES := scope_tool workflows workers scope_tool_cli scope_tool_mcp
 
 .PHONY: run test lint typecheck unit bench stress clean setup browser
 

@@ -11,6 +11,7 @@ import os
 
 from scope_tool_cli._connection import add_connection_arguments
 from scope_tool_cli._dev import EXAMPLE_TOOLS
+from scope_tool_cli._mcp import add_mcp_arguments
 
 __all__ = ["build_parser"]
 
@@ -128,6 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
     inbox = commands.add_parser("inbox", help="serve the web inbox for waiting calls")
     _add_inbox_arguments(inbox)
     add_connection_arguments(inbox)
+
+    mcp = commands.add_parser("mcp", help="serve a registry's tools to MCP clients (stdio or HTTP)")
+    add_mcp_arguments(mcp)
+    add_connection_arguments(mcp)
     return parser
 
 

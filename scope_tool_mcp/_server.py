@@ -16,6 +16,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import mcp_types as types
@@ -43,6 +44,7 @@ CALL_ID_META_KEY = "scope-tool/call-id"
 
 _CALL_PREFIX = "mcp-"
 _POLL_SECONDS = 0.25
+_STATUS_WAIT = timedelta(seconds=30)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,9 +166,20 @@ class ScopeToolServer:
         return self.calls.get(call_id)
 
     async def status_of(self, handle: ToolCallHandle) -> CallStatus:
-        """The call's snapshot; a missing call or silent workers become protocol errors."""
+        """The call's snapshot; a missing call or silent workers become protocol errors.
+
+        A status is a query a worker answers. Right after a worker died, Temporal still routes
+        the call's queries to the dead worker's sticky queue for a few seconds before a live
+        worker takes over, so the wait is generous; with no worker at all it says so first.
+        """
+        if not await self.workers.has_worker():
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=f"{NoWorkerError(self.calls.task_queue)} (call {handle.call_id} is kept"
+                " in Temporal and resumes when a worker polls)",
+            )
         try:
-            return await handle.status(wait_for_worker=_seconds(self.options.wait_seconds))
+            return await handle.status(wait_for_worker=_STATUS_WAIT)
         except LookupError:
             raise MCPError(
                 code=types.INVALID_PARAMS, message=f"no call with id {handle.call_id!r}"
@@ -324,12 +337,6 @@ def wants_task(ctx: ServerRequestContext[Any]) -> bool:
     capabilities = ctx.session.client_capabilities
     extensions = capabilities.extensions if capabilities is not None else None
     return bool(extensions) and TASKS_EXTENSION in (extensions or {})
-
-
-def _seconds(value: float) -> Any:
-    from datetime import timedelta
-
-    return timedelta(seconds=max(value, 1.0))
 
 
 def build_server(calls: ToolCalls, registry: Registry, options: McpOptions) -> Server[Any]:

@@ -67,8 +67,8 @@ class Process:
             )
         return self
 
-    async def ready(self, timeout: float = 60.0) -> Process:
-        deadline = time.monotonic() + timeout
+    async def ready(self, within: float = 60.0) -> Process:
+        deadline = time.monotonic() + within
         while time.monotonic() < deadline:
             if self.ready_text in self.text():
                 return self
@@ -76,7 +76,7 @@ class Process:
             if self.process.poll() is not None:
                 raise AssertionError(f"{self.command[:4]} exited early:\n{self.text()}")
             await asyncio.sleep(0.05)
-        raise AssertionError(f"{self.command[:4]} not ready after {timeout} s:\n{self.text()}")
+        raise AssertionError(f"{self.command[:4]} not ready after {within} s:\n{self.text()}")
 
     def text(self) -> str:
         return self.log.read_text("utf-8", "replace") if self.log.exists() else ""
@@ -255,13 +255,13 @@ async def update_task(session: Any, task_id: str, responses: dict[str, Any]) -> 
 
 
 async def wait_task(
-    session: Any, task_id: str, *, until: set[str], timeout: float = 60.0
+    session: Any, task_id: str, *, until: set[str], within: float = 60.0
 ) -> TaskSnapshot:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + within
     while True:
         snapshot = await get_task(session, task_id)
         if snapshot.status in until:
             return snapshot
         if time.monotonic() > deadline:
-            raise AssertionError(f"task {task_id} still {snapshot.status} after {timeout} s")
+            raise AssertionError(f"task {task_id} still {snapshot.status} after {within} s")
         await asyncio.sleep(0.2)

@@ -11,6 +11,7 @@ approval-gate decision, ``nested`` asks for a shape no form can hold, ``add`` al
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -48,6 +49,11 @@ def _definition(name: str, properties: dict[str, Any]) -> Definition:
     )
 
 
+def _record(ledger: Path, key: str) -> None:
+    with ledger.open("a", encoding="utf-8") as file:
+        file.write(f"{key}\n")
+
+
 class ApproveWrite:
     def definition(self) -> Definition:
         return _definition("approve_write", {"key": {"type": "string", "minLength": 1}})
@@ -58,9 +64,7 @@ class ApproveWrite:
             return _ask(f"Write the record {key}?", {"type": "boolean"})
         if json.loads(invocation.continuation.response) is not True:
             return Result(output=Output.text_output(f"not written: {key} was declined"))
-        ledger = Path(os.environ[LEDGER_ENV])
-        with ledger.open("a", encoding="utf-8") as file:
-            file.write(f"{key}\n")
+        await asyncio.to_thread(_record, Path(os.environ[LEDGER_ENV]), key)
         return Result(output=Output.json_output(_json({"written": key})))
 
 

@@ -145,10 +145,10 @@ def http_server(address: str, task_queue: str, tmp: Path, port: int, name: str =
 
 
 def stdio_parameters(
-    address: str, task_queue: str, tmp: Path, pid_file: Path
+    address: str, task_queue: str, tmp: Path, pid_file: Path, *extra: str
 ) -> StdioServerParameters:
     """Launch ``scope-tool mcp`` over stdio through ``sh`` that records the pid, then execs."""
-    command = " ".join(_quote(part) for part in mcp_command(address, task_queue, tmp))
+    command = " ".join(_quote(part) for part in mcp_command(address, task_queue, tmp, *extra))
     return StdioServerParameters(
         command="/bin/sh",
         args=[

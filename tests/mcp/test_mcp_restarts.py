@@ -110,3 +110,73 @@ async def test_waiting_task_survives_a_killed_process(
     finally:
         for process in [*servers, *workers]:
             process.stop()
+
+
+async def test_sealed_request_state_survives_a_restart_of_the_http_server(
+    temporal_address, task_queue, tmp_path: Path, worker_process
+):
+    """2026-07-28 without tasks: the repeat of a call reaches a NEW server process."""
+    import mcp_types as types
+
+    port = free_port()
+    first = (
+        await http_server(temporal_address, task_queue, tmp_path, port, name="a").start().ready()
+    )
+    try:
+        async with Client(f"http://127.0.0.1:{port}/mcp", elicitation_callback=_never) as client:
+            asked = await client.session.call_tool(
+                "pick", {"service": "api"}, allow_input_required=True
+            )
+        assert isinstance(asked, types.InputRequiredResult)
+        (key,) = asked.input_requests
+        assert asked.request_state.startswith("v1.")  # sealed by the SDK, opaque to the client
+        assert "mcp-pick-" not in asked.request_state
+    finally:
+        first.kill()
+    second = (
+        await http_server(temporal_address, task_queue, tmp_path, port, name="b").start().ready()
+    )
+    try:
+        async with Client(f"http://127.0.0.1:{port}/mcp", elicitation_callback=_never) as client:
+            done = await client.session.call_tool(
+                "pick",
+                {"service": "api"},
+                input_responses={
+                    key: types.ElicitResult(action="accept", content={"value": "canary"})
+                },
+                request_state=asked.request_state,
+                allow_input_required=True,
+            )
+    finally:
+        second.stop()
+    assert isinstance(done, types.CallToolResult)
+    assert done.content[0].text == "picked canary"
+
+
+async def test_a_client_named_call_attaches_instead_of_running_twice(
+    temporal_address, task_queue, tmp_path: Path, worker_process, ledger: Path
+):
+    meta = {"scope-tool/call-id": "job-1"}
+    parameters = stdio_parameters(temporal_address, task_queue, tmp_path, tmp_path / "pid")
+    async with Client(
+        parameters, extensions=[TasksExtension()], elicitation_callback=_never
+    ) as client:
+        first = await client.session.call_tool(
+            "approve_write", {"key": "once"}, meta=meta, allow_claimed=True
+        )
+        retry = await client.session.call_tool(
+            "approve_write", {"key": "once"}, meta=meta, allow_claimed=True
+        )
+        assert first.task_id == retry.task_id == "mcp-approve_write-job-1"
+        waiting = await wait_task(client.session, first.task_id, until={"input_required"})
+        (key,) = waiting.input_requests
+        await update_task(
+            client.session, first.task_id, {key: {"action": "accept", "content": {"approve": True}}}
+        )
+        await wait_task(client.session, first.task_id, until={"completed"})
+        late = await client.session.call_tool(
+            "approve_write", {"key": "once"}, meta=meta, allow_claimed=True
+        )
+        assert late.task_id == first.task_id
+        assert late.status == "completed"
+    assert _ledger_rows(ledger) == ["once"]

@@ -207,3 +207,49 @@ async def test_no_worker_is_a_clear_error_and_starts_nothing(
             await client.call_tool("add", {"a": 1, "b": 2})
     assert f"no worker polls task queue {task_queue!r}" in failed.value.error.message
     assert await calls.list(tool="add") == []
+
+
+async def test_a_new_user_approves_the_example_write_file_from_the_client(
+    temporal_address, task_queue, tmp_path
+):
+    """The issue's "done when": the example registry, a form in the client, a file written once."""
+    import sys
+
+    from mcp_harness import Process, environment
+
+    files = tmp_path / "files"
+    example_worker = Process(
+        command=[
+            sys.executable,
+            "-m",
+            "workers",
+            "--tools",
+            "workers.examples:registry",
+            "--address",
+            temporal_address,
+            "--task-queue",
+            task_queue,
+        ],
+        log=tmp_path / "examples-worker.log",
+        env=environment(SCOPE_TOOL_FILES_DIR=str(files)),
+        ready_text="worker ready",
+    )
+    await example_worker.start().ready()
+    person = Person(_accept(approve=True))
+    command = stdio_parameters(temporal_address, task_queue, tmp_path, tmp_path / "pid")
+    command.args[-1] = command.args[-1].replace(
+        "mcp_test_tools:REGISTRY", "workers.examples:registry"
+    )
+    try:
+        async with Client(command, elicitation_callback=person) as client:
+            result = await client.call_tool(
+                "write_file", {"path": "notes/hello.txt", "content": "hi there"}
+            )
+    finally:
+        example_worker.stop()
+    (shown,) = person.shown
+    assert "Write this exact content to notes/hello.txt?" in shown.message
+    assert '"content": "hi there"' in shown.message
+    assert shown.requested_schema["properties"]["approve"]["type"] == "boolean"
+    assert result.content[0].text == "wrote 8 bytes to notes/hello.txt"
+    assert (files / "notes" / "hello.txt").read_text() == "hi there"

@@ -64,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--inbox-port", type=int, default=8234, help="inbox port (%(default)s)")
     dev.add_argument("--no-inbox", action="store_true", help="do not serve the inbox")
     dev.add_argument(
+        "--mcp-port",
+        type=int,
+        help="also serve the tools to MCP clients at http://localhost:PORT/mcp",
+    )
+    dev.add_argument(
         "--data-dir",
         default=os.environ.get("SCOPE_TOOL_DATA_DIR") or ".scope-tool",
         help="project data folder: dev.db, logs, the example tools' files (%(default)s)",

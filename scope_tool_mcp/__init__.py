@@ -7,7 +7,7 @@ it over stdio or, with ``--http HOST:PORT``, over streamable HTTP.
 """
 
 from scope_tool_mcp._forms import FormKind, FormPlan, plan_form
-from scope_tool_mcp._serve import STATE_KEY_ENV, add_arguments, run
+from scope_tool_mcp._serve import STATE_KEY_ENV, add_arguments, read_state_key, run, serve_http
 from scope_tool_mcp._server import (
     CALL_ID_META_KEY,
     STATUS_TOOL,
@@ -31,5 +31,7 @@ __all__ = [
     "add_arguments",
     "build_server",
     "plan_form",
+    "read_state_key",
     "run",
+    "serve_http",
 ]

@@ -9,17 +9,33 @@ state an earlier process sealed.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import os
 import secrets
+import signal
+import socket
 import sys
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
 
+import uvicorn
+
+from scope_tool import Registry
 from scope_tool_mcp._engine import connect_calls
 from scope_tool_mcp._server import McpOptions, build_server
 from scope_tool_mcp.errors import McpSettingsError
+from workflows import ToolCalls
 
-__all__ = ["STATE_KEY_ENV", "add_arguments", "options_from_args", "run", "split_host_port"]
+__all__ = [
+    "STATE_KEY_ENV",
+    "add_arguments",
+    "options_from_args",
+    "read_state_key",
+    "run",
+    "serve_http",
+    "split_host_port",
+]
 
 STATE_KEY_ENV = "SCOPE_TOOL_MCP_STATE_KEY"
 
@@ -119,27 +135,102 @@ async def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise McpSettingsError(str(error)) from None
     calls = await connect_calls(args)
-    server = build_server(calls, registry, options)
     if endpoint is None:
         from mcp.server.stdio import stdio_server
 
+        server = build_server(calls, registry, options)
         _say(f"scope-tool mcp: serving {args.tools} over stdio (task queue {calls.task_queue})")
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         return 0
     host, port = endpoint
-    await _serve_http(server, host, port)
+
+    def listening(bound_host: str, bound_port: int) -> None:
+        _say(f"scope-tool mcp: listening on http://{bound_host}:{bound_port}/mcp (Ctrl-C stops it)")
+
+    serving = asyncio.create_task(
+        serve_http(calls, registry, options, host=host, port=port, on_listening=listening)
+    )
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, serving.cancel)
+    try:
+        await serving
+    except asyncio.CancelledError:
+        _say("scope-tool mcp: stopped")
+    except OSError as error:
+        raise McpSettingsError(str(error.strerror or error)) from None
     return 0
 
 
-async def _serve_http(server: Any, host: str, port: int) -> None:
-    import uvicorn
+async def serve_http(
+    calls: ToolCalls,
+    registry: Registry,
+    options: McpOptions,
+    *,
+    host: str,
+    port: int,
+    on_listening: Callable[[str, int], None] | None = None,
+) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` until this coroutine is cancelled.
 
-    app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    web = uvicorn.Server(config)
-    _say(f"scope-tool mcp: listening on http://{host}:{port}/mcp (Ctrl-C stops it)")
-    await web.serve()
+    The caller owns SIGINT / SIGTERM (``scope-tool dev`` runs this beside its other children).
+
+    Raises:
+        OSError: the address cannot be bound (the message names it), before anything serves.
+    """
+    app = build_server(calls, registry, options).streamable_http_app(host=host)
+    listener = _bind(host, port)
+    config = uvicorn.Config(
+        app,
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=2,
+    )
+    web = _OwnSignals(config)
+    serving = asyncio.create_task(web.serve(sockets=[listener]))
+    try:
+        while not web.started:
+            if serving.done():
+                await serving
+                return
+            await asyncio.sleep(0.01)
+        if on_listening is not None:
+            bound_host, bound_port = listener.getsockname()[:2]
+            on_listening(str(bound_host), int(bound_port))
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        web.should_exit = True
+        with contextlib.suppress(Exception):
+            await serving
+        raise
+    finally:
+        listener.close()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family, reuse_port=False)
+    except OSError as error:
+        raise OSError(
+            error.errno, f"scope-tool mcp cannot listen on {host}:{port}: {error.strerror}"
+        ) from None
+
+
+class _OwnSignals(uvicorn.Server):
+    """uvicorn without its own signal handlers: the caller owns SIGINT and SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        yield
+
+
+def read_state_key(path: Path) -> bytes:
+    """The sealing key: ``SCOPE_TOOL_MCP_STATE_KEY``, else ``path`` (made, mode 0600, if missing)."""
+    return _state_key(str(path))
 
 
 def _say(text: str) -> None:

@@ -45,6 +45,7 @@ CALL_ID_META_KEY = "scope-tool/call-id"
 _CALL_PREFIX = "mcp-"
 _POLL_SECONDS = 0.25
 _STATUS_WAIT = timedelta(seconds=30)
+_NO_WORKER_WAIT = timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -170,22 +171,23 @@ class ScopeToolServer:
 
         A status is a query a worker answers. Right after a worker died, Temporal still routes
         the call's queries to the dead worker's sticky queue for a few seconds before a live
-        worker takes over, so the wait is generous; with no worker at all it says so first.
+        worker takes over, so the wait is generous. With no worker at all, a finished call
+        still answers from its recorded outcome; a running one is an error that says why.
         """
-        if not await self.workers.has_worker():
-            raise MCPError(
-                code=types.INTERNAL_ERROR,
-                message=f"{NoWorkerError(self.calls.task_queue)} (call {handle.call_id} is kept"
-                " in Temporal and resumes when a worker polls)",
-            )
+        alive = await self.workers.has_worker()
         try:
-            return await handle.status(wait_for_worker=_STATUS_WAIT)
+            return await handle.status(wait_for_worker=_STATUS_WAIT if alive else _NO_WORKER_WAIT)
         except LookupError:
             raise MCPError(
                 code=types.INVALID_PARAMS, message=f"no call with id {handle.call_id!r}"
             ) from None
         except ToolCallsError as error:
-            raise MCPError(code=types.INTERNAL_ERROR, message=str(error)) from None
+            message = (
+                str(error)
+                if alive
+                else str(NoWorkerError(self.calls.task_queue, call_id=handle.call_id))
+            )
+            raise MCPError(code=types.INTERNAL_ERROR, message=message) from None
 
     async def follow(
         self,

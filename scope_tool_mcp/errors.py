@@ -29,11 +29,18 @@ class NoWorkerError(McpFrontEndError):
 
     Attributes:
         task_queue: the queue that has no poller.
+        call_id: the existing call that cannot progress, or ``None`` when none was started.
     """
 
-    def __init__(self, task_queue: str) -> None:
+    def __init__(self, task_queue: str, *, call_id: str | None = None) -> None:
+        consequence = (
+            "no call was started"
+            if call_id is None
+            else f"call {call_id} is kept in Temporal and goes on when a worker polls"
+        )
         super().__init__(
             f"no worker polls task queue {task_queue!r}: start one for the same registry"
-            f" (`scope-tool worker --tools module:attr --task-queue {task_queue}`); no call was started"
+            f" (`scope-tool worker --tools module:attr --task-queue {task_queue}`); {consequence}"
         )
         self.task_queue = task_queue
+        self.call_id = call_id

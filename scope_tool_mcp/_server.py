@@ -352,8 +352,10 @@ def build_server(calls: ToolCalls, registry: Registry, options: McpOptions) -> S
             f" waiting across restarts; follow it with {STATUS_TOOL} and its call_id."
         ),
         on_list_tools=handlers.list_tools,
-        on_call_tool=handlers.call_tool,  # type: ignore[arg-type]
     )
+    # Registered by method rather than ``on_call_tool=``: a task handle is a plain wire mapping
+    # (``resultType: "task"``), which the typed constructor argument does not admit.
+    server.add_request_handler("tools/call", types.CallToolRequestParams, handlers.call_tool)
     from scope_tool_mcp._tasks import register_tasks
 
     register_tasks(server, handlers)

@@ -30,6 +30,7 @@ from scope_tool import Registry, Request
 from scope_tool_mcp._asking import Question, apply_reply, question_for
 from scope_tool_mcp._engine import WorkerCheck, derive_call_id
 from scope_tool_mcp._results import outcome_result, waiting_result
+from scope_tool_mcp._tasks import created_task, register_tasks
 from scope_tool_mcp.errors import McpSettingsError, NoWorkerError
 from workflows import CallStatus, Phase, ToolCallHandle, ToolCalls, ToolCallsError
 
@@ -152,8 +153,6 @@ class ScopeToolServer:
         except ValueError as error:
             raise MCPError(code=types.INVALID_PARAMS, message=str(error)) from None
         if wants_task(ctx):
-            from scope_tool_mcp._tasks import created_task
-
             return await created_task(self, handle)
         return await self.follow(ctx, handle, tool=params.name)
 
@@ -356,8 +355,6 @@ def build_server(calls: ToolCalls, registry: Registry, options: McpOptions) -> S
     # Registered by method rather than ``on_call_tool=``: a task handle is a plain wire mapping
     # (``resultType: "task"``), which the typed constructor argument does not admit.
     server.add_request_handler("tools/call", types.CallToolRequestParams, handlers.call_tool)
-    from scope_tool_mcp._tasks import register_tasks
-
     register_tasks(server, handlers)
     server.extensions = {TASKS_EXTENSION: {}}
     security = RequestStateSecurity(keys=list(options.state_keys), ttl=options.state_ttl_seconds)

@@ -42,6 +42,9 @@ def build_worker(
     retry_safe: Collection[str] = (),
     max_concurrent_activities: int | None = None,
     graceful_shutdown: timedelta = timedelta(seconds=30),
+    cancel_check_interval: timedelta = timedelta(seconds=1),
+    notify_secret: str | None = None,
+    notify_allowed: str | None = None,
 ) -> Worker:
     """A worker for ``task_queue`` running ``ToolCallWorkflow`` and the tools of ``registry``.
 
@@ -54,13 +57,19 @@ def build_worker(
         graceful_shutdown: how long a stopping worker lets the tools already running finish
             before cancelling them. Temporal's default is zero, which would turn every deploy
             into "outcome unknown" for the calls inside a tool that is not retry-safe.
+        cancel_check_interval: longest gap between heartbeats of a running round; a cancelled
+            call's tool learns of it within about this long (one heartbeat RPC per interval).
+        notify_secret: signs webhook bodies (HMAC-SHA256, see ``workflows.webhook``).
+        notify_allowed: comma-separated URL prefixes webhooks may be sent to (None: any).
     """
     if not task_queue:
         raise ValueError("task_queue must be a non-empty string")
     unknown = sorted(name for name in retry_safe if registry.resolve(name) is None)
     if unknown:
         raise ValueError(f"retry_safe names tools the registry does not hold: {', '.join(unknown)}")
-    activities = ToolActivities(registry, retry_safe=retry_safe)
+    activities = ToolActivities(
+        registry, retry_safe=retry_safe, cancel_check_interval=cancel_check_interval
+    )
     return Worker(
         with_scope_tool_converter(client),
         task_queue=task_queue,
@@ -69,6 +78,9 @@ def build_worker(
         workflow_runner=workflow_runner(),
         max_concurrent_activities=max_concurrent_activities,
         graceful_shutdown_timeout=graceful_shutdown,
+        # The SDK holds heartbeats back for up to 80% of the heartbeat timeout; a cancellation
+        # only reaches a running tool in a heartbeat's reply, so flush them as often as sent.
+        max_heartbeat_throttle_interval=cancel_check_interval,
     )
 
 

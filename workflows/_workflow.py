@@ -50,6 +50,7 @@ with workflow.unsafe.imports_passed_through():
         AnswerReceipt,
         CallToolInput,
         NotifyInput,
+        RoundCancelled,
         RoundCompleted,
         RoundErrored,
         RoundFailed,
@@ -123,6 +124,15 @@ class ToolCallWorkflow:
                 case RoundCompleted():
                     return self._finish(Phase.COMPLETED, output=result.output)
                 case RoundInputRequested():
+                    if workflow.cancellation_reason() is not None:
+                        # The cancellation reached us while the round ran and the activity
+                        # finished before it heard: cancellation wins over the question (it
+                        # never replaces a completed result, which is the case above).
+                        return self._finish(
+                            Phase.CANCELLED,
+                            message=f"the call was cancelled while round {self._round} ran;"
+                            " the question the tool asked was not committed",
+                        )
                     if self._contract_digest is None:
                         self._contract_digest = result.contract_digest
                     answer = await self._wait_for_answer(result.input_request)
@@ -150,6 +160,8 @@ class ToolCallWorkflow:
                     return self._finish(
                         Phase.ERRORED, message=result.message, evidence=result.evidence
                     )
+                case RoundCancelled():
+                    return self._finish(Phase.CANCELLED, message=result.message)
                 case _:
                     assert_never(result)
 

@@ -28,6 +28,7 @@ __all__ = [
     "AnswerReceipt",
     "CallToolInput",
     "NotifyInput",
+    "RoundCancelled",
     "RoundCompleted",
     "RoundErrored",
     "RoundFailed",
@@ -159,7 +160,22 @@ class RoundErrored:
     evidence: Output | None = None
 
 
-RoundResult = RoundCompleted | RoundInputRequested | RoundFailed | RoundInvalid | RoundErrored
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundCancelled:
+    """The call was cancelled while the tool ran; ``message`` says what the tool did after it."""
+
+    kind: Literal["cancelled"] = "cancelled"
+    message: str = ""
+
+
+RoundResult = (
+    RoundCompleted
+    | RoundInputRequested
+    | RoundFailed
+    | RoundInvalid
+    | RoundErrored
+    | RoundCancelled
+)
 """The activity's result: exactly one of these, told apart by ``kind``."""
 
 

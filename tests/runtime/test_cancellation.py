@@ -254,7 +254,7 @@ async def test_a_tool_blocking_its_loop_leaves_other_calls_alone(
     calls = _calls(temporal_client, task_queue, heartbeat=2)
     hog_ledger = tmp_path / "hog"
     hog = await _start(calls, "hog", hog_ledger, seconds=5)
-    await wait_until(lambda: ledger_lines(hog_ledger) == ["start"])
+    await wait_until(lambda: "start" in ledger_lines(hog_ledger))
     others = [await _start(calls, "nap", tmp_path / f"nap{n}", seconds=3) for n in range(6)]
     outcomes = await asyncio.wait_for(
         asyncio.gather(*(handle.result() for handle in others)), timeout=30

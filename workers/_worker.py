@@ -15,8 +15,9 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from scope_tool import Registry
 from workers._activities import ToolActivities
-from workers._notify import notify
+from workers._notify import Notifier
 from workflows import ToolCallWorkflow, with_scope_tool_converter
+from workflows._notify_workflow import NotifyWorkflow
 from workflows.settings import DEFAULT_TASK_QUEUE
 
 __all__ = ["build_worker", "load_registry", "run_worker", "workflow_runner"]
@@ -70,11 +71,12 @@ def build_worker(
     activities = ToolActivities(
         registry, retry_safe=retry_safe, cancel_check_interval=cancel_check_interval
     )
+    notifier = Notifier(secret=notify_secret, allowed=notify_allowed)
     return Worker(
         with_scope_tool_converter(client),
         task_queue=task_queue,
-        workflows=[ToolCallWorkflow],
-        activities=[activities.call_tool, notify],
+        workflows=[ToolCallWorkflow, NotifyWorkflow],
+        activities=[activities.call_tool, notifier.notify],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=max_concurrent_activities,
         graceful_shutdown_timeout=graceful_shutdown,
@@ -91,9 +93,18 @@ async def run_worker(
     task_queue: str = DEFAULT_TASK_QUEUE,
     retry_safe: Collection[str] = (),
     stop: asyncio.Event | None = None,
+    notify_secret: str | None = None,
+    notify_allowed: str | None = None,
 ) -> None:
     """Run a worker until ``stop`` is set (forever if None); in-flight work drains on the way out."""
-    worker = build_worker(client, registry, task_queue=task_queue, retry_safe=retry_safe)
+    worker = build_worker(
+        client,
+        registry,
+        task_queue=task_queue,
+        retry_safe=retry_safe,
+        notify_secret=notify_secret,
+        notify_allowed=notify_allowed,
+    )
     async with worker:
         await (stop.wait() if stop is not None else asyncio.Event().wait())
 

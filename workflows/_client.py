@@ -48,6 +48,7 @@ from workflows.errors import (
     ToolCallsError,
 )
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
+from workflows.webhook import check_destination, parse_allowed
 from workflows.wire import (
     ANSWER,
     PHASE_KEY,
@@ -74,6 +75,9 @@ class ToolCalls:
         heartbeat_timeout: how long a silent tool activity may go before its worker is
             considered lost (the call then ends ERRORED "outcome unknown").
         notify_initial_interval: first retry delay of webhook notifications (doubling, 5 tries).
+        notify_allowed: URL prefixes a ``notify_url`` must fall under (a sequence, or the
+            comma-separated ``SCOPE_TOOL_NOTIFY_ALLOWED``); empty allows any http(s) URL.
+            Workers check their own setting too.
     """
 
     def __init__(
@@ -83,6 +87,7 @@ class ToolCalls:
         task_queue: str = DEFAULT_TASK_QUEUE,
         heartbeat_timeout: timedelta = timedelta(seconds=10),
         notify_initial_interval: timedelta = timedelta(seconds=1),
+        notify_allowed: str | Sequence[str] | None = None,
     ) -> None:
         if not task_queue:
             raise ValueError("task_queue must be a non-empty string")
@@ -92,6 +97,7 @@ class ToolCalls:
         self._task_queue = task_queue
         self._heartbeat_timeout = heartbeat_timeout
         self._notify_initial_interval = notify_initial_interval
+        self._notify_allowed = parse_allowed(notify_allowed)
 
     @classmethod
     async def connect(
@@ -172,6 +178,8 @@ class ToolCalls:
             )
         if notify_url is not None and not notify_url.startswith(("http://", "https://")):
             raise ValueError(f"notify_url must be an http:// or https:// URL, got {notify_url!r}")
+        if notify_url is not None:
+            check_destination(notify_url, self._notify_allowed)
         call = ToolCallInput(
             call_id=call_id,
             tool=request.name,

@@ -22,7 +22,13 @@ from typing import cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+    WorkflowAlreadyStartedError,
+)
 from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 with workflow.unsafe.imports_passed_through():
@@ -42,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         ANSWER,
         CALL_TOOL_ACTIVITY,
         NOTIFY_ACTIVITY,
+        NOTIFY_WORKFLOW,
         PHASE_KEY,
         STATUS,
         TOOL_KEY,
@@ -49,6 +56,7 @@ with workflow.unsafe.imports_passed_through():
         AnswerInput,
         AnswerReceipt,
         CallToolInput,
+        NotifyDelivery,
         NotifyInput,
         RoundCancelled,
         RoundCompleted,
@@ -63,6 +71,8 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["ToolCallWorkflow"]
 
 _NOTIFY_ATTEMPTS = 5
+_NOTIFY_BY_CHILD = "notify-by-abandoned-child-workflow"
+"""Calls started before notices became child workflows keep their notify activities on replay."""
 
 
 @workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
@@ -81,6 +91,8 @@ class ToolCallWorkflow:
         self._refused: list[RefusedAnswer] = []
         self._notify_errors: list[str] = []
         self._notifications: list[asyncio.Task[None]] = []
+        self._notices_started: list[asyncio.Task[None]] = []
+        self._watching: list[asyncio.Task[None]] = []
         self._outcome: CallOutcome | None = None
         self._contract_digest: str | None = None
 
@@ -96,6 +108,9 @@ class ToolCallWorkflow:
         except asyncio.CancelledError:
             outcome = self._finish(Phase.CANCELLED, message="the call was cancelled")
         self._notify("finished")
+        if self._notices_started:
+            # Only their start: the notices themselves are abandoned children (see _notify).
+            await asyncio.gather(*self._notices_started)
         if self._notifications:
             await asyncio.gather(*self._notifications)
         await workflow.wait_condition(workflow.all_handlers_finished)
@@ -272,7 +287,12 @@ class ToolCallWorkflow:
     # --- notifications -------------------------------------------------------------------
 
     def _notify(self, event: str) -> None:
-        """Start a webhook notification; its failure is noted in status, never fails the call."""
+        """Start a webhook notification; its failure is noted in status, never fails the call.
+
+        Each notice is a ``scope_tool.Notify`` child workflow the call abandons: the outcome
+        never waits for a receiver (a dead one used to hold ``result()`` for the whole retry
+        schedule). A waiting notice's failure is recorded while the call still runs.
+        """
         url = self._call.notify_url
         if url is None:
             return
@@ -286,9 +306,54 @@ class ToolCallWorkflow:
             request_id=pending.request_id if pending is not None else None,
             prompt=pending.prompt.decode("utf-8", "replace") if pending is not None else None,
         )
-        self._notifications.append(asyncio.ensure_future(self._send(notice)))
+        if not workflow.patched(_NOTIFY_BY_CHILD):
+            self._notifications.append(asyncio.ensure_future(self._send(notice)))
+            return
+        started: asyncio.Future[workflow.ChildWorkflowHandle[object, None] | None]
+        started = asyncio.get_running_loop().create_future()
+        self._notices_started.append(asyncio.ensure_future(self._start_notice(notice, started)))
+        if notice.event == "awaiting_input":
+            # Left running when the call ends: the call records what it still sees.
+            self._watching.append(asyncio.ensure_future(self._note_failure(notice, started)))
+
+    async def _start_notice(
+        self,
+        notice: NotifyInput,
+        started: asyncio.Future[workflow.ChildWorkflowHandle[object, None] | None],
+    ) -> None:
+        try:
+            handle = await workflow.start_child_workflow(
+                NOTIFY_WORKFLOW,
+                NotifyDelivery(
+                    notice=notice,
+                    initial_interval_seconds=self._call.notify_initial_interval_seconds,
+                    attempts=_NOTIFY_ATTEMPTS,
+                ),
+                id=f"{self._call.call_id}/notify/{notice.event}/r{self._round}",
+                parent_close_policy=workflow.ParentClosePolicy.ABANDON,
+                static_summary=f"notify {notice.event} of {self._call.call_id}",
+            )
+        except (WorkflowAlreadyStartedError, ChildWorkflowError) as err:
+            self._notify_errors.append(f"{notice.event}: not started: {_describe(err)}")
+            started.set_result(None)
+            return
+        started.set_result(handle)
+
+    async def _note_failure(
+        self,
+        notice: NotifyInput,
+        started: asyncio.Future[workflow.ChildWorkflowHandle[object, None] | None],
+    ) -> None:
+        handle = await started
+        if handle is None:
+            return
+        try:
+            await handle
+        except ChildWorkflowError as err:
+            self._notify_errors.append(f"{notice.event}: {_describe(err)}")
 
     async def _send(self, notice: NotifyInput) -> None:
+        """The notify activity run by the call itself (calls started before the patch)."""
         try:
             await workflow.execute_activity(
                 NOTIFY_ACTIVITY,

@@ -26,8 +26,6 @@ from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
     CancelledError,
-    ChildWorkflowError,
-    WorkflowAlreadyStartedError,
 )
 from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
@@ -36,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
 
     from scope_tool import FailureKind, InputRequest, Output
     from workflows._answer_check import Accepted, Refused, check_answer
+    from workflows._notices import Notices
     from workflows._status import (
         AnswerRecord,
         CallOutcome,
@@ -47,8 +46,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.wire import (
         ANSWER,
         CALL_TOOL_ACTIVITY,
-        NOTIFY_ACTIVITY,
-        NOTIFY_WORKFLOW,
         PHASE_KEY,
         STATUS,
         TOOL_KEY,
@@ -56,7 +53,6 @@ with workflow.unsafe.imports_passed_through():
         AnswerInput,
         AnswerReceipt,
         CallToolInput,
-        NotifyDelivery,
         NotifyInput,
         RoundCancelled,
         RoundCompleted,
@@ -69,10 +65,6 @@ with workflow.unsafe.imports_passed_through():
     )
 
 __all__ = ["ToolCallWorkflow"]
-
-_NOTIFY_ATTEMPTS = 5
-_NOTIFY_BY_CHILD = "notify-by-abandoned-child-workflow"
-"""Calls started before notices became child workflows keep their notify activities on replay."""
 
 
 @workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
@@ -89,10 +81,7 @@ class ToolCallWorkflow:
         self._answer: AnswerRecord | None = None
         self._answers: dict[str, AnswerRecord] = {}
         self._refused: list[RefusedAnswer] = []
-        self._notify_errors: list[str] = []
-        self._notifications: list[asyncio.Task[None]] = []
-        self._notices_started: list[asyncio.Task[None]] = []
-        self._watching: list[asyncio.Task[None]] = []
+        self._notices = Notices(call)
         self._outcome: CallOutcome | None = None
         self._contract_digest: str | None = None
 
@@ -108,11 +97,7 @@ class ToolCallWorkflow:
         except asyncio.CancelledError:
             outcome = self._finish(Phase.CANCELLED, message="the call was cancelled")
         self._notify("finished")
-        if self._notices_started:
-            # Only their start: the notices themselves are abandoned children (see _notify).
-            await asyncio.gather(*self._notices_started)
-        if self._notifications:
-            await asyncio.gather(*self._notifications)
+        await self._notices.handed_over()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return outcome
 
@@ -287,87 +272,23 @@ class ToolCallWorkflow:
     # --- notifications -------------------------------------------------------------------
 
     def _notify(self, event: str) -> None:
-        """Start a webhook notification; its failure is noted in status, never fails the call.
-
-        Each notice is a ``scope_tool.Notify`` child workflow the call abandons: the outcome
-        never waits for a receiver (a dead one used to hold ``result()`` for the whole retry
-        schedule). A waiting notice's failure is recorded while the call still runs.
-        """
+        """Send a webhook notice (see ``workflows._notices``); it never fails or delays the call."""
         url = self._call.notify_url
         if url is None:
             return
         pending = self._pending
-        notice = NotifyInput(
-            url=url,
-            event="finished" if event == "finished" else "awaiting_input",
-            call_id=self._call.call_id,
-            tool=self._call.tool,
-            phase=self._phase.value,
-            request_id=pending.request_id if pending is not None else None,
-            prompt=pending.prompt.decode("utf-8", "replace") if pending is not None else None,
+        self._notices.send(
+            NotifyInput(
+                url=url,
+                event="finished" if event == "finished" else "awaiting_input",
+                call_id=self._call.call_id,
+                tool=self._call.tool,
+                phase=self._phase.value,
+                request_id=pending.request_id if pending is not None else None,
+                prompt=pending.prompt.decode("utf-8", "replace") if pending is not None else None,
+            ),
+            round_number=self._round,
         )
-        if not workflow.patched(_NOTIFY_BY_CHILD):
-            self._notifications.append(asyncio.ensure_future(self._send(notice)))
-            return
-        started: asyncio.Future[workflow.ChildWorkflowHandle[object, None] | None]
-        started = asyncio.get_running_loop().create_future()
-        self._notices_started.append(asyncio.ensure_future(self._start_notice(notice, started)))
-        if notice.event == "awaiting_input":
-            # Left running when the call ends: the call records what it still sees.
-            self._watching.append(asyncio.ensure_future(self._note_failure(notice, started)))
-
-    async def _start_notice(
-        self,
-        notice: NotifyInput,
-        started: asyncio.Future[workflow.ChildWorkflowHandle[object, None] | None],
-    ) -> None:
-        try:
-            handle = await workflow.start_child_workflow(
-                NOTIFY_WORKFLOW,
-                NotifyDelivery(
-                    notice=notice,
-                    initial_interval_seconds=self._call.notify_initial_interval_seconds,
-                    attempts=_NOTIFY_ATTEMPTS,
-                ),
-                id=f"{self._call.call_id}/notify/{notice.event}/r{self._round}",
-                parent_close_policy=workflow.ParentClosePolicy.ABANDON,
-                static_summary=f"notify {notice.event} of {self._call.call_id}",
-            )
-        except (WorkflowAlreadyStartedError, ChildWorkflowError) as err:
-            self._notify_errors.append(f"{notice.event}: not started: {_describe(err)}")
-            started.set_result(None)
-            return
-        started.set_result(handle)
-
-    async def _note_failure(
-        self,
-        notice: NotifyInput,
-        started: asyncio.Future[workflow.ChildWorkflowHandle[object, None] | None],
-    ) -> None:
-        handle = await started
-        if handle is None:
-            return
-        try:
-            await handle
-        except ChildWorkflowError as err:
-            self._notify_errors.append(f"{notice.event}: {_describe(err)}")
-
-    async def _send(self, notice: NotifyInput) -> None:
-        """The notify activity run by the call itself (calls started before the patch)."""
-        try:
-            await workflow.execute_activity(
-                NOTIFY_ACTIVITY,
-                notice,
-                start_to_close_timeout=timedelta(seconds=10),
-                retry_policy=RetryPolicy(
-                    initial_interval=timedelta(seconds=self._call.notify_initial_interval_seconds),
-                    backoff_coefficient=2.0,
-                    maximum_attempts=_NOTIFY_ATTEMPTS,
-                ),
-                summary=f"notify {notice.event}",
-            )
-        except ActivityError as err:
-            self._notify_errors.append(f"{notice.event}: {_describe(err)}")
 
     # --- answers ---------------------------------------------------------------------------
 
@@ -449,7 +370,7 @@ class ToolCallWorkflow:
             answers=tuple(self._answers.values()),
             outcome=self._outcome,
             refused=tuple(self._refused),
-            notify_errors=tuple(self._notify_errors),
+            notify_errors=self._notices.errors(),
             allowed_answerers=tuple(self._call.allowed_answerers),
         )
 

@@ -178,3 +178,18 @@ async def test_the_worker_refuses_a_url_outside_its_allow_list(
         await handle.answer({"approve": False})
         assert (await handle.result()).phase is Phase.COMPLETED
     assert receiver.posts == []  # no request was ever made
+
+
+def test_the_documented_stdlib_recipe_verifies_what_the_worker_signs() -> None:
+    page = (Path(__file__).parents[2] / "docs" / "reliability.md").read_text(encoding="utf-8")
+    section = page.split("### Webhooks a receiver can trust", 1)[1]
+    recipe = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(recipe, "reliability.md recipe", "exec"), namespace)
+    documented = namespace["verify"]
+    body = b'{"event":"finished","phase":"COMPLETED"}'
+    headers = sign(SECRET, body)
+    assert documented(SECRET, body, headers)
+    assert not documented(SECRET, body.replace(b"COMPLETED", b"FAILED"), headers)
+    assert not documented("wrong", body, headers)
+    assert not documented(SECRET, body, sign(SECRET, body, timestamp=1_000_000_000))

@@ -59,9 +59,10 @@ typecheck: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pytest -q -s -p no:cacheprovider tests/benchmarks
 
-## Stress and fault scenarios at full size (small versions run in `make test`).
+## Stress and fault scenarios at full size (the same suite runs small in `make test`).
 stress: $(STAMP)
-	$(BIN)/python -m pytest -q -s -p no:cacheprovider tests/stress
+	SCOPE_TOOL_TEST_SIZE=full $(BIN)/python -m pytest -q -s -p no:cacheprovider \
+	  tests/reliability/test_load.py tests/reliability/test_faults.py tests/stress
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis test-artifacts

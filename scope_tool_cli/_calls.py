@@ -84,6 +84,7 @@ def _outcome_exit_code(outcome: CallOutcome) -> int:
 async def run_call(args: argparse.Namespace) -> int:
     """Start a call (start-or-attach by id); with ``--wait`` follow it to its end."""
     from scope_tool import Request
+    from workflows import CallConflictError
 
     arguments = args.arguments.strip()
     if arguments:
@@ -104,6 +105,8 @@ async def run_call(args: argparse.Namespace) -> int:
             allowed_answerers=tuple(args.allow),
             notify_url=args.notify_url,
         )
+    except CallConflictError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
     except ValueError as error:
         raise CommandError(
             f"cannot start call {call_id!r}: {error}", exit_code=EXIT_USAGE
@@ -112,7 +115,10 @@ async def run_call(args: argparse.Namespace) -> int:
         raise CommandError(
             f"cannot start call {call_id!r} of tool {args.name!r}: {error}"
         ) from None
-    _print(f"started call {call_id} (tool {args.name})")
+    if handle.attached:
+        _print(f"attached to the existing call {call_id} (tool {args.name})")
+    else:
+        _print(f"started call {call_id} (tool {args.name})")
     if not args.wait:
         _print(f"follow it with: scope-tool status {call_id}   (or: scope-tool result {call_id})")
         return EXIT_OK

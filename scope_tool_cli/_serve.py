@@ -46,7 +46,9 @@ def run_worker(args: argparse.Namespace) -> int:
     if found is None:
         raise CommandError(f"--tools: cannot find module {module!r} (is it on PYTHONPATH?)")
     command, variables = settings_from_args(args).worker_command(
-        args.tools, retry_safe=getattr(args, "retry_safe", None) or ()
+        args.tools,
+        retry_safe=getattr(args, "retry_safe", None) or (),
+        metrics=getattr(args, "metrics", None),
     )
     environment = {**os.environ, **variables}
     sys.stdout.flush()

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from workers._worker import load_registry, run_worker
+from workers.telemetry import connect_options, shutdown_telemetry
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings
 
 
@@ -35,6 +36,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="TOOL",
         help="a tool that may run again if its worker is lost mid-round (repeatable)",
     )
+    parser.add_argument(
+        "--metrics",
+        default=os.environ.get("SCOPE_TOOL_METRICS") or None,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (env SCOPE_TOOL_METRICS)",
+    )
     return parser.parse_args(argv)
 
 
@@ -43,7 +50,8 @@ async def _serve(args: argparse.Namespace) -> None:
         address=args.address, namespace=args.namespace, task_queue=args.task_queue
     )
     registry = load_registry(args.tools)
-    client = await settings.connect()
+    # Tracing and metrics (workers.telemetry): interceptors, and a Prometheus runtime on --metrics.
+    client = await settings.connect(**connect_options(metrics=args.metrics))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for each in (signal.SIGTERM, signal.SIGINT):
@@ -63,6 +71,7 @@ async def _serve(args: argparse.Namespace) -> None:
         notify_secret=settings.notify_secret,
         notify_allowed=settings.notify_allowed,
     )
+    shutdown_telemetry()
     print("worker stopped", file=sys.stderr, flush=True)
 
 

@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.errors import (
         AnswerRejectedError,
+        CallConflictError,
         CallNotFoundError,
         RefusalDetail,
         RefusalReason,
@@ -59,6 +60,7 @@ __all__ = [
     "AnswerReceipt",
     "AnswerRecord",
     "AnswerRejectedError",
+    "CallConflictError",
     "CallNotFoundError",
     "CallOutcome",
     "CallStatus",

@@ -42,12 +42,15 @@ from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import (
     ANSWER_REJECTION_REASONS,
     AnswerRejectedError,
+    CallConflictError,
     CallNotFoundError,
     RefusalDetail,
     RefusalReason,
     ToolCallsError,
 )
+from workflows.history import CallHistory, fetch_call_history
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
+from workflows.tracing import client_tracing_interceptors
 from workflows.webhook import check_destination, parse_allowed
 from workflows.wire import (
     ANSWER,
@@ -116,6 +119,7 @@ class ToolCalls:
             tls=tls if tls is not None else False,
             api_key=api_key,
             data_converter=DATA_CONVERTER,
+            interceptors=client_tracing_interceptors(),  # SCOPE_TOOL_TRACING (workflows.tracing)
         )
         return cls(client, task_queue=task_queue)
 
@@ -209,7 +213,7 @@ class ToolCalls:
                 request_eager_start=True,
             )
         except WorkflowAlreadyStartedError:
-            return self.get(call_id)
+            return await self._attach(call_id, request)
         except RPCError as err:
             if err.status == RPCStatusCode.INVALID_ARGUMENT:
                 # The server refused the call's shape (a tool name too long for its search
@@ -219,7 +223,34 @@ class ToolCalls:
                     f" {err.message}"
                 ) from None
             raise
+        response = getattr(handle, "_start_workflow_response", None)
+        if response is not None and getattr(response, "started", True) is False:
+            # USE_EXISTING returned the running call with this id rather than starting one.
+            return await self._attach(call_id, request)
         return ToolCallHandle(handle, call_id=call_id)
+
+    async def _attach(self, call_id: str, request: Request) -> ToolCallHandle:
+        """The existing call ``call_id``, if it was started for this same request.
+
+        Raises:
+            CallConflictError: the call was started with another tool or other arguments.
+        """
+        attached = self.get(call_id)
+        first = None
+        async for event in attached.workflow_handle.fetch_history_events(page_size=1):
+            first = event
+            break
+        if first is None or not first.HasField("workflow_execution_started_event_attributes"):
+            return ToolCallHandle(attached.workflow_handle, call_id=call_id, attached=True)
+        payloads = first.workflow_execution_started_event_attributes.input.payloads
+        [existing] = await self._client.data_converter.decode(payloads, [ToolCallInput])
+        if existing.tool != request.name or _as_bytes(existing.arguments) != _as_bytes(
+            request.arguments
+        ):
+            raise CallConflictError(
+                call_id, existing_tool=existing.tool, same_tool=existing.tool == request.name
+            )
+        return ToolCallHandle(attached.workflow_handle, call_id=call_id, attached=True)
 
     def get(self, call_id: str) -> ToolCallHandle:
         """A handle to the call ``call_id`` (no I/O; a missing call shows up on first use)."""
@@ -234,6 +265,9 @@ class ToolCalls:
         A call closed without an outcome (terminated, timed out, reset away) is listed with the
         phase of its execution status (ERRORED, or CANCELLED), never as waiting.
         Visibility is eventually consistent: a call started a moment ago may not be listed yet.
+
+        Raises:
+            ToolCallsError: the server could not list (unreachable, visibility unavailable).
         """
         if limit <= 0:
             raise ValueError(f"limit must be positive, got {limit}")
@@ -245,21 +279,24 @@ class ToolCalls:
                 raise ValueError(f"tool must be a tool name ([A-Za-z0-9_-]{{1,64}}), got {tool!r}")
             clauses.append(f"{TOOL_KEY.name} = '{tool}'")
         found: dict[str, CallSummary] = {}
-        async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):
-            attributes = execution.typed_search_attributes
-            if closed_phase(execution.status) is not None and await self._superseded(
-                execution.id, execution.run_id
-            ):
-                continue  # a reset replaced this run: the call is its newer run
-            summary = CallSummary(
-                call_id=execution.id,
-                tool=attributes.get(TOOL_KEY) or "",
-                phase=summary_phase(execution.status, attributes.get(PHASE_KEY)),
-                started_at=execution.start_time,
-            )
-            known = found.get(summary.call_id)
-            if known is None or known.started_at < summary.started_at:
-                found[summary.call_id] = summary
+        try:
+            async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):
+                attributes = execution.typed_search_attributes
+                if closed_phase(execution.status) is not None and await self._superseded(
+                    execution.id, execution.run_id
+                ):
+                    continue  # a reset replaced this run: the call is its newer run
+                summary = CallSummary(
+                    call_id=execution.id,
+                    tool=attributes.get(TOOL_KEY) or "",
+                    phase=summary_phase(execution.status, attributes.get(PHASE_KEY)),
+                    started_at=execution.start_time,
+                )
+                known = found.get(summary.call_id)
+                if known is None or known.started_at < summary.started_at:
+                    found[summary.call_id] = summary
+        except RPCError as err:
+            raise ToolCallsError(f"listing calls failed: {err.message}") from err
         return sorted(found.values(), key=lambda summary: summary.started_at, reverse=True)
 
     async def _superseded(self, call_id: str, run_id: str | None) -> bool:
@@ -274,9 +311,12 @@ class ToolCalls:
 class ToolCallHandle:
     """One call: follow it, answer it, cancel it."""
 
-    def __init__(self, handle: WorkflowHandle[Any, CallOutcome], *, call_id: str) -> None:
+    def __init__(
+        self, handle: WorkflowHandle[Any, CallOutcome], *, call_id: str, attached: bool = False
+    ) -> None:
         self._handle = handle
         self._call_id = call_id
+        self._attached = attached
         # The question pending in the last status read, so answer() pins it without a read.
         self._pending_seen: str | None = None
 
@@ -284,6 +324,11 @@ class ToolCallHandle:
     def call_id(self) -> str:
         """The call's id (its workflow id)."""
         return self._call_id
+
+    @property
+    def attached(self) -> bool:
+        """True when :meth:`ToolCalls.start` found this call already started (same request)."""
+        return self._attached
 
     @property
     def workflow_handle(self) -> WorkflowHandle[Any, CallOutcome]:
@@ -490,13 +535,22 @@ class ToolCallHandle:
 
         A refused signal is recorded in ``status().refused`` and the call keeps waiting.
         """
-        raw = encode_answer(response, call_id=self._call_id)
+        # JSON text as bytes goes as it is: the workflow checks it and records a refusal.
+        raw = (
+            bytes(response)
+            if isinstance(response, bytes | bytearray | memoryview)
+            else encode_answer(response, call_id=self._call_id)
+        )
         try:
             await self._handle.signal(
                 ANSWER, AnswerInput(response=raw, request_id=request_id, answered_by=answered_by)
             )
         except RPCError as err:
             raise self._translate(err) from err
+
+    async def history(self) -> CallHistory:
+        """The call's audit trail, read from its event history (works with no worker running)."""
+        return await fetch_call_history(self._handle, call_id=self._call_id)
 
     async def result(self) -> CallOutcome:
         """Wait for the call to end and return its outcome (every phase is a normal result)."""
@@ -554,6 +608,10 @@ _MAX_ANSWER_TIMEOUT = timedelta(days=365 * 1000)
 
 _MAX_CALL_ID_BYTES = 1000
 """Temporal's default limit on a workflow id, checked before any RPC."""
+
+
+def _as_bytes(arguments: str | bytes) -> bytes:
+    return arguments.encode("utf-8", "surrogatepass") if isinstance(arguments, str) else arguments
 
 
 def _is_short_text(text: str, *, limit: int = _MAX_NAME_BYTES) -> bool:

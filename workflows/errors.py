@@ -5,9 +5,13 @@ raises for a reason of its own::
 
     scope_tool.errors.ToolError
     └── ToolCallsError
-        ├── AnswerRejectedError   an answer was refused; nothing changed in the call
-        ├── CallNotFoundError     no call with that id exists
-        └── SettingsError         a connection setting (flag or SCOPE_TOOL_* variable) is wrong
+        ├── AnswerRejectedError     an answer was refused; nothing changed in the call
+        ├── CallConflictError       a call id already names a call of another request
+        ├── CallNotFoundError       no call with that id exists
+        ├── EncryptionConfigError   SCOPE_TOOL_ENCRYPTION_KEYS(_FILE) is malformed
+        ├── PayloadDecryptionError  a payload is encrypted with a key this process lacks
+        ├── SettingsError           a connection setting (flag or SCOPE_TOOL_* variable) is wrong
+        └── TelemetryConfigError    tracing asked for without OpenTelemetry installed
 
 A refusal carries a :class:`RefusalReason` and a :class:`RefusalDetail`, so a terminal, a page
 or a script renders it from fields rather than from the wording of a message.
@@ -24,10 +28,14 @@ from scope_tool.errors import ToolError
 __all__ = [
     "ANSWER_REJECTION_REASONS",
     "AnswerRejectedError",
+    "CallConflictError",
     "CallNotFoundError",
+    "EncryptionConfigError",
+    "PayloadDecryptionError",
     "RefusalDetail",
     "RefusalReason",
     "SettingsError",
+    "TelemetryConfigError",
     "ToolCallsError",
 ]
 
@@ -136,6 +144,23 @@ class AnswerRejectedError(ToolCallsError, ValueError):
         self.call_id = call_id
 
 
+class CallConflictError(ToolCallsError, ValueError):
+    """A call with this id exists for another tool or other arguments; nothing was started.
+
+    A call id names one logical call: starting it again with the same request attaches to it,
+    with a different one is this error (a new call needs a new id).
+    """
+
+    def __init__(self, call_id: str, *, existing_tool: str, same_tool: bool) -> None:
+        what = "other arguments" if same_tool else f"tool {existing_tool!r}"
+        super().__init__(
+            f"call {call_id!r} already exists with {what}; it was not started again"
+            " (a new call needs a new id)"
+        )
+        self.call_id = call_id
+        self.existing_tool = existing_tool
+
+
 class CallNotFoundError(ToolCallsError, LookupError):
     """No call with this id exists in the namespace."""
 
@@ -146,3 +171,23 @@ class CallNotFoundError(ToolCallsError, LookupError):
 
 class SettingsError(ToolCallsError, ValueError):
     """A connection setting has a value it cannot take; the message names the setting."""
+
+
+class EncryptionConfigError(ToolCallsError, ValueError):
+    """The encryption keys setting is malformed (the message names the entry, never the key)."""
+
+
+class PayloadDecryptionError(ToolCallsError):
+    """A payload cannot be decrypted here: its key id is unknown, or the data is not authentic.
+
+    Attributes:
+        key_id: the key id the payload names ("" when it names none).
+    """
+
+    def __init__(self, message: str, *, key_id: str) -> None:
+        super().__init__(message)
+        self.key_id = key_id
+
+
+class TelemetryConfigError(ToolCallsError, ValueError):
+    """``SCOPE_TOOL_TRACING`` is on but the ``[otel]`` extra is not installed."""

@@ -119,8 +119,8 @@ class Settings:
         updated = dataclasses.replace(self, **given)
         if (updated.tls_cert is None) != (updated.tls_key is None):
             raise SettingsError(
-                "the TLS client certificate and key must be given together"
-                f" ({env_name('tls_cert')} and {env_name('tls_key')}, or --tls-cert and --tls-key)"
+                f"--tls-cert and --tls-key go together ({env_name('tls_cert')} and"
+                f" {env_name('tls_key')}): mutual TLS needs the certificate and key given together"
             )
         return updated
 
@@ -152,7 +152,12 @@ class Settings:
         return found
 
     def worker_command(
-        self, tools: str, *, retry_safe: Sequence[str] = (), python: str = sys.executable
+        self,
+        tools: str,
+        *,
+        retry_safe: Sequence[str] = (),
+        metrics: str | None = None,
+        python: str = sys.executable,
     ) -> tuple[list[str], dict[str, str]]:
         """The one way to start ``python -m workers``: its argv and the variables to add.
 
@@ -162,16 +167,27 @@ class Settings:
         command = [python, "-m", "workers", "--tools", tools]
         for name in retry_safe:
             command += ["--retry-safe", name]
+        if metrics is not None:
+            command += ["--metrics", metrics]
         return command, self.to_env()
 
-    async def connect(self) -> Client:
-        """A Temporal client with the data converter the workflow's values need."""
+    async def connect(self, **options: Any) -> Client:
+        """A Temporal client with the data converter the workflow's values need.
+
+        ``options`` go to ``Client.connect`` as they are (a worker passes its metrics runtime and
+        interceptors, see ``workers.telemetry.connect_options``); without ``interceptors`` the
+        client traces when ``SCOPE_TOOL_TRACING`` is on (``workflows.tracing``).
+        """
+        from workflows.tracing import client_tracing_interceptors
+
+        options.setdefault("interceptors", client_tracing_interceptors())
         return await Client.connect(
             self.address,
             namespace=self.namespace,
             tls=self.tls_config(),
             api_key=self.api_key,
             data_converter=DATA_CONVERTER,
+            **options,
         )
 
     async def tool_calls(self) -> ToolCalls:

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.waiting import wait_until
 from pydantic import BaseModel, ConfigDict
 
 from runtime.example_tools import ledger_lines
-from runtime.waiting import wait_until
 from scope_tool import (
     Definition,
     Func,

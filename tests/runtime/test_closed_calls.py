@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.waiting import wait_for_phase, wait_until_async
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from runtime.example_tools import ledger_lines
-from runtime.waiting import wait_for_phase, wait_until_async
 from scope_tool import Request
 from scope_tool_cli._binaries import temporal_cli
 from workflows import AnswerRejectedError, CallOutcome, Phase, RefusalReason, ToolCalls

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.waiting import wait_for_phase, wait_until, wait_until_async
 from temporalio.client import WorkflowFailureError
 
 from runtime.example_tools import ledger_lines
-from runtime.waiting import wait_for_phase, wait_until, wait_until_async
 from scope_tool import Request
 from workflows import Phase, ToolCalls
 

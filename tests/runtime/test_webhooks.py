@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.waiting import wait_for_phase, wait_until, wait_until_async
 
 from runtime.example_tools import REGISTRY
-from runtime.waiting import wait_for_phase, wait_until, wait_until_async
 from scope_tool import Request
 from workers import build_worker
 from workflows import CallNotFoundError, Phase, ToolCalls

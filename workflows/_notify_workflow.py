@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.wire import NOTIFY_ACTIVITY, NOTIFY_WORKFLOW, NotifyDelivery
@@ -30,7 +31,20 @@ class NotifyWorkflow:
 
     @workflow.run
     async def run(self, delivery: NotifyDelivery) -> None:
-        """POST the notice through the ``scope_tool.notify`` activity."""
+        """POST the notice through the ``scope_tool.notify`` activity.
+
+        A notice that fails every try is counted here, once, as
+        ``scope_tool_notifications_failed{tool, event}`` (the call may have ended long before).
+        """
+        try:
+            await self._deliver(delivery)
+        except ActivityError:
+            workflow.metric_meter().create_counter(
+                "scope_tool_notifications_failed", "webhook notices that failed every retry"
+            ).add(1, {"tool": delivery.notice.tool, "event": delivery.notice.event})
+            raise
+
+    async def _deliver(self, delivery: NotifyDelivery) -> None:
         await workflow.execute_activity(
             NOTIFY_ACTIVITY,
             delivery.notice,

@@ -49,6 +49,8 @@ echo "python-base: debootstrap $suite from $mirror" >&2
 rm -f "$rootfs.log"
 # Package caches and lists are not needed at run time (nothing installs from apt in the image).
 "${SUDO[@]}" rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+# mktemp made the folder 0700; as the image's / it would lock every non-root user out.
+"${SUDO[@]}" chmod 0755 "$rootfs"
 "${SUDO[@]}" tar -C "$rootfs" -c . | "$DOCKER" import \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'ENV LANG=C.UTF-8' \

@@ -80,16 +80,16 @@ async def temporal_server(
     search_attributes: tuple[str, ...],
     *,
     network: str | None = None,
-    alias: str = "temporal",
+    name: str | None = None,
     ready_seconds: float = 60.0,
 ) -> AsyncIterator[RunningServer]:
     """Run the dev server in a container until the block ends, then remove the container.
 
     Args:
         search_attributes: Keyword search attributes to register at start.
-        network: A Docker network to attach to (so worker containers reach it by ``alias``);
-            the frontend port is published to the host either way.
-        alias: The server's host name on ``network``.
+        network: A Docker network to attach to (so containers on it reach the server by
+            ``name``); the frontend port is published to the host either way.
+        name: The container's name (resolvable by that name on a user-defined network).
         ready_seconds: How long the frontend may take to answer a health check.
     """
     os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
@@ -104,13 +104,15 @@ async def temporal_server(
     image = temporal_image()
     options: dict[str, Any] = {"labels": {TEST_LABEL: "1"}}
     if network is not None:
-        options |= {"network": network, "hostname": alias}
+        options["network"] = network
     container = (
         DockerContainer(image)
         .with_command(server_command(search_attributes))
         .with_exposed_ports(FRONTEND_PORT)
         .with_kwargs(**options)
     )
+    if name is not None:
+        container = container.with_name(name)
     try:
         await asyncio.to_thread(container.start)
     except Exception as exc:

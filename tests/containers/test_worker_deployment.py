@@ -281,7 +281,9 @@ async def test_three_worker_containers_lose_nothing_through_kill_and_stop(tmp_pa
         f" ({CALLS / seconds:.1f} calls/s, longest pause between effects {longest_pause:.1f} s);"
         f" phases {dict(phases)}; effects {len(effects)}, lost {len(lost)},"
         f" duplicated {len(duplicated)}, misrouted {len(misrouted)};"
-        f" outcome-unknown {len(unknown)} (killed inside the tool {len(killed_inside)});"
+        f" outcome-unknown {len(unknown)} (caught inside the tool by docker kill"
+        f" {len(killed_inside)}; by round {dict(Counter(outcomes[k].rounds for k in unknown))};"
+        f" with an effect {sum(per_call[k] for k in unknown)});"
         f" faults {faults}; exit codes {exit_codes}; answers {dict(tally)};"
         f" effects per worker {dict(Counter(effect['host'] for effect in effects))}"
     )

@@ -108,6 +108,7 @@ $(CONTAINERS_STAMP): $(STAMP) pyproject.toml
 ## The runtime suite against the containerised server (testcontainers), then the deployment test.
 test-containers: $(CONTAINERS_STAMP) images
 	@ids=$$($(DOCKER) ps -aq --filter label=scope-tool.test); [ -z "$$ids" ] || $(DOCKER) rm -f $$ids >/dev/null
+	@$(DOCKER) network prune --force --filter label=scope-tool.test >/dev/null
 	SCOPE_TOOL_TEST_SERVER=container SCOPE_TOOL_TEMPORAL_IMAGE=$(TEMPORAL_IMAGE) \
 	    $(BIN)/python -m pytest -q -p no:cacheprovider tests/runtime
 	SCOPE_TOOL_CONTAINER_TESTS=1 SCOPE_TOOL_TEMPORAL_IMAGE=$(TEMPORAL_IMAGE) \

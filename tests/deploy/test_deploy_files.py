@@ -14,6 +14,7 @@ import importlib.util
 import inspect
 import json
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,15 @@ def test_temporal_image_runs_the_dev_server_unprivileged() -> None:
     assert env["USER"], "the static temporal binary exits without $USER"
     assert ("USER", "10001:10001") in instructions
     assert json.loads(dict(instructions)["ENTRYPOINT"]) == ["/temporal"]
+
+
+@pytest.mark.parametrize("script", ["docker-engine.sh", "python-base.sh"])
+def test_image_scripts_are_valid_bash(script: str) -> None:
+    path = DEPLOY / "images" / script
+    checked = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    assert path.stat().st_mode & 0o111, f"{script} is not executable"
+    assert "set -euo pipefail" in path.read_text()
 
 
 def test_dockerignore_sends_only_the_wheels() -> None:

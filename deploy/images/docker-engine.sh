@@ -68,7 +68,8 @@ if pgrep -x dockerd >/dev/null; then
     # A dockerd is starting (or hung): give it the same time to answer.
     deadline=$((SECONDS + WAIT_SECONDS))
     until answers; do
-        [ $SECONDS -lt $deadline ] || fail "a dockerd runs but does not answer \`docker info\` (log: $LOG)"
+        [ $SECONDS -lt $deadline ] || fail "a dockerd runs but \`docker info\` fails:" \
+            "$("$DOCKER" info 2>&1 >/dev/null | grep -v '^$' | tail -n 1)"
         sleep 1
     done
 elif [ -n "$STORAGE" ]; then

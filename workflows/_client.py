@@ -27,8 +27,6 @@ from temporalio.client import (
 )
 from temporalio.common import (
     QueryRejectCondition,
-    SearchAttributePair,
-    TypedSearchAttributes,
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
@@ -38,6 +36,7 @@ from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 from scope_tool import MAX_INPUT_BYTES, Request, check_ijson
 from workflows._closed import closed_outcome, closed_phase, phase_clause, summary_phase
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
+from workflows._first_stop import start_at_first_stop, start_search_attributes
 from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import (
     ANSWER_REJECTION_REASONS,
@@ -155,6 +154,96 @@ class ToolCalls:
         Raises:
             ValueError: an argument is malformed (nothing was started).
         """
+        call = self._call_input(
+            request,
+            call_id=call_id,
+            answer_timeout=answer_timeout,
+            allowed_answerers=allowed_answerers,
+            notify_url=notify_url,
+        )
+        try:
+            handle = await self._client.start_workflow(
+                WORKFLOW_NAME,
+                call,
+                id=call_id,
+                task_queue=self._task_queue,
+                result_type=CallOutcome,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                search_attributes=start_search_attributes(request.name),
+                static_summary=f"scope-tool call of {request.name}",
+                request_eager_start=True,
+            )
+        except WorkflowAlreadyStartedError:
+            return await self._attach(call_id, request)
+        except RPCError as err:
+            if err.status == RPCStatusCode.INVALID_ARGUMENT:
+                # The server refused the call's shape (a tool name too long for its search
+                # attribute, arguments past the payload limit): nothing was started.
+                raise ValueError(
+                    f"call {call_id[:80]!r} of tool {request.name[:80]!r} was not started:"
+                    f" {err.message}"
+                ) from None
+            raise
+        response = getattr(handle, "_start_workflow_response", None)
+        if response is not None and getattr(response, "started", True) is False:
+            # USE_EXISTING returned the running call with this id rather than starting one.
+            return await self._attach(call_id, request)
+        return ToolCallHandle(handle, call_id=call_id)
+
+    async def start_and_wait(
+        self,
+        request: Request,
+        *,
+        call_id: str,
+        answer_timeout: timedelta | None = None,
+        allowed_answerers: Sequence[str] = (),
+        notify_url: str | None = None,
+        max_wait: timedelta | None = None,
+    ) -> tuple[ToolCallHandle, CallStatus]:
+        """Start (or attach to) a call and return it with its status at its first stop.
+
+        The first stop is the call ending or waiting for a person. One round trip
+        (update-with-start of the ``first_stop`` update) where the server supports it, else
+        :meth:`start` and the ``status`` query polled. Same arguments, attach rules and errors
+        as :meth:`start`; with ``max_wait``, a call still running then is returned RUNNING.
+
+        Raises:
+            ValueError: an argument is malformed (nothing was started).
+            CallConflictError: ``call_id`` names a call of another request.
+        """
+        call = self._call_input(
+            request,
+            call_id=call_id,
+            answer_timeout=answer_timeout,
+            allowed_answerers=allowed_answerers,
+            notify_url=notify_url,
+        )
+        if max_wait is not None and max_wait <= timedelta(0):
+            raise ValueError(f"max_wait must be positive, got {max_wait}")
+        return await start_at_first_stop(
+            self,
+            call,
+            lambda: self.start(
+                request,
+                call_id=call_id,
+                answer_timeout=answer_timeout,
+                allowed_answerers=allowed_answerers,
+                notify_url=notify_url,
+            ),
+            max_wait=max_wait,
+        )
+
+    def _call_input(
+        self,
+        request: Request,
+        *,
+        call_id: str,
+        answer_timeout: timedelta | None,
+        allowed_answerers: Sequence[str],
+        notify_url: str | None,
+    ) -> ToolCallInput:
+        """The workflow input for a call, or the ValueError saying which argument is wrong."""
         if not isinstance(request, Request):
             raise TypeError(f"request must be a scope_tool.Request, not {type(request).__name__}")
         if not isinstance(call_id, str) or not call_id.strip():
@@ -184,7 +273,7 @@ class ToolCalls:
             raise ValueError(f"notify_url must be an http:// or https:// URL, got {notify_url!r}")
         if notify_url is not None:
             check_destination(notify_url, self._notify_allowed)
-        call = ToolCallInput(
+        return ToolCallInput(
             call_id=call_id,
             tool=request.name,
             arguments=request.arguments,
@@ -194,40 +283,6 @@ class ToolCalls:
             notify_initial_interval_seconds=self._notify_initial_interval.total_seconds(),
             heartbeat_timeout_seconds=self._heartbeat_timeout.total_seconds(),
         )
-        try:
-            handle = await self._client.start_workflow(
-                WORKFLOW_NAME,
-                call,
-                id=call_id,
-                task_queue=self._task_queue,
-                result_type=CallOutcome,
-                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                search_attributes=TypedSearchAttributes(
-                    [
-                        SearchAttributePair(TOOL_KEY, request.name),
-                        SearchAttributePair(PHASE_KEY, Phase.RUNNING.value),
-                    ]
-                ),
-                static_summary=f"scope-tool call of {request.name}",
-                request_eager_start=True,
-            )
-        except WorkflowAlreadyStartedError:
-            return await self._attach(call_id, request)
-        except RPCError as err:
-            if err.status == RPCStatusCode.INVALID_ARGUMENT:
-                # The server refused the call's shape (a tool name too long for its search
-                # attribute, arguments past the payload limit): nothing was started.
-                raise ValueError(
-                    f"call {call_id[:80]!r} of tool {request.name[:80]!r} was not started:"
-                    f" {err.message}"
-                ) from None
-            raise
-        response = getattr(handle, "_start_workflow_response", None)
-        if response is not None and getattr(response, "started", True) is False:
-            # USE_EXISTING returned the running call with this id rather than starting one.
-            return await self._attach(call_id, request)
-        return ToolCallHandle(handle, call_id=call_id)
 
     async def _attach(self, call_id: str, request: Request) -> ToolCallHandle:
         """The existing call ``call_id``, if it was started for this same request.

@@ -46,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.wire import (
         ANSWER,
         CALL_TOOL_ACTIVITY,
+        FIRST_STOP,
         PHASE_KEY,
         STATUS,
         TOOL_KEY,
@@ -62,6 +63,8 @@ with workflow.unsafe.imports_passed_through():
         RoundInvalid,
         RoundResult,
         ToolCallInput,
+        request_digest,
+        update_id_digest,
     )
 
 __all__ = ["ToolCallWorkflow"]
@@ -356,6 +359,32 @@ class ToolCallWorkflow:
                     answered_by=answer.answered_by,
                     detail=result.detail,
                 )
+            )
+
+    @workflow.update(name=FIRST_STOP)
+    async def first_stop(self) -> CallStatus:
+        """Wait until the call stops (ended, or waiting for a person) and return its status.
+
+        It only waits: it changes no state, so attaching it to a call (update-with-start) or
+        sending it twice is harmless. The run waits for ``all_handlers_finished``, and every
+        ending sets a terminal phase first, so a waiting ``first_stop`` always completes.
+        """
+        await workflow.wait_condition(lambda: self._phase is not Phase.RUNNING)
+        return self.status()
+
+    @first_stop.validator
+    def validate_first_stop(self) -> None:
+        """Refuse a ``first_stop`` sent for another request (see ``first_stop_update_id``)."""
+        info = workflow.current_update_info()
+        sent_for = update_id_digest(info.id) if info is not None else None
+        if sent_for is not None and sent_for != request_digest(
+            self._call.tool, self._call.arguments
+        ):
+            raise ApplicationError(
+                f"call {self._call.call_id!r} was started for another request",
+                self._call.tool,
+                type="CallConflict",
+                non_retryable=True,
             )
 
     @workflow.query(name=STATUS)

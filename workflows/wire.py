@@ -10,6 +10,7 @@ members), which is how the unused ``retry_safe`` / ``contract_digest`` of round 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -21,6 +22,7 @@ from workflows._prompt import json_value
 __all__ = [
     "ANSWER",
     "CALL_TOOL_ACTIVITY",
+    "FIRST_STOP",
     "NOTIFY_ACTIVITY",
     "NOTIFY_WORKFLOW",
     "PHASE_KEY",
@@ -41,6 +43,9 @@ __all__ = [
     "RoundResult",
     "ToolCallInput",
     "ToolStartedHeartbeat",
+    "first_stop_update_id",
+    "request_digest",
+    "update_id_digest",
 ]
 
 WORKFLOW_NAME: Final = "scope_tool.ToolCall"
@@ -48,7 +53,37 @@ CALL_TOOL_ACTIVITY: Final = "scope_tool.call_tool"
 NOTIFY_ACTIVITY: Final = "scope_tool.notify"
 NOTIFY_WORKFLOW: Final = "scope_tool.Notify"
 ANSWER: Final = "answer"
+FIRST_STOP: Final = "first_stop"
+"""Update with no argument: completes with the ``status`` value once the call is not RUNNING."""
 STATUS: Final = "status"
+
+_FIRST_STOP_PREFIX: Final = f"{FIRST_STOP}:"
+
+
+def request_digest(tool: str, arguments: str | bytes) -> str:
+    """A short digest of a call's request (tool and exact argument bytes)."""
+    raw = arguments.encode("utf-8", "surrogatepass") if isinstance(arguments, str) else arguments
+    return hashlib.sha256(tool.encode("utf-8", "surrogatepass") + b"\0" + raw).hexdigest()[:32]
+
+
+def first_stop_update_id(tool: str, arguments: str | bytes, *, nonce: str) -> str:
+    """The id of one ``first_stop`` update: ``first_stop:{request digest}:{nonce}``.
+
+    The update takes no argument; its id carries the request it was sent for, so the validator
+    refuses it on a call of another request (the conflict ``start`` finds from history) with no
+    extra round trip. The nonce keeps each wait its own update: a reused id would be answered
+    with the first, by now stale, status.
+    """
+    return f"{_FIRST_STOP_PREFIX}{request_digest(tool, arguments)}:{nonce}"
+
+
+def update_id_digest(update_id: str) -> str | None:
+    """The request digest a ``first_stop`` update id carries; ``None`` for any other id."""
+    if not update_id.startswith(_FIRST_STOP_PREFIX):
+        return None
+    digest, _, _ = update_id.removeprefix(_FIRST_STOP_PREFIX).partition(":")
+    return digest
+
 
 TOOL_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolName")
 PHASE_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolPhase")

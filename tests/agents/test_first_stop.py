@@ -42,7 +42,8 @@ async def test_an_asking_call_returns_its_question_then_attaches(
     call_id = f"fs-{uuid.uuid4()}"
     handle, status = await calls.start_and_wait(note(ledger, "once"), call_id=call_id)
     assert status.phase is Phase.AWAITING_INPUT
-    assert status.pending is not None and status.pending.request_id == f"{call_id}/r1"
+    assert status.pending is not None
+    assert status.pending.request_id == f"{call_id}/r1"
     assert ledger_lines(ledger) == []
     # Again while it waits: attaches to the same question, runs nothing.
     _, again = await calls.start_and_wait(note(ledger, "once"), call_id=call_id)
@@ -72,7 +73,8 @@ async def test_a_call_id_of_another_request_is_a_conflict(
         await calls.start_and_wait(sleep(0), call_id=waiting_id)
     # The refused attach changed nothing: still the first request, still waiting.
     still = await calls.get(waiting_id).status()
-    assert still.phase is Phase.AWAITING_INPUT and still.pending == status.pending
+    assert still.phase is Phase.AWAITING_INPUT
+    assert still.pending == status.pending
     finished_id = f"fs-{uuid.uuid4()}"
     _, done = await calls.start_and_wait(sleep(0, "a"), call_id=finished_id)
     assert done.phase is Phase.COMPLETED
@@ -130,5 +132,6 @@ async def test_a_server_without_update_with_start_falls_back_to_polling(
     call_id = f"fs-{uuid.uuid4()}"
     handle, status = await calls.start_and_wait(sleep(0, "polled"), call_id=call_id)
     assert status.phase is Phase.COMPLETED
-    assert status.outcome is not None and status.outcome.output.text() == "slept polled"
+    assert status.outcome is not None
+    assert status.outcome.output.text() == "slept polled"
     assert handle.call_id == call_id

@@ -1,5 +1,9 @@
 """``python -m workers --tools module:attribute``: run a tool-call worker until SIGTERM/SIGINT.
 
+``--tools`` may be repeated to serve several versions of a registry, newest first: new calls use
+the newest version of each tool, and calls that started on an older contract finish on it.
+The current directory is importable (``--tools my_tools:registry`` finds ``./my_tools.py``).
+
 Every option also comes from the environment (``SCOPE_TOOL_ADDRESS``, ``SCOPE_TOOL_NAMESPACE``,
 ``SCOPE_TOOL_TASK_QUEUE``; for a secured cluster ``SCOPE_TOOL_TLS=1``, ``SCOPE_TOOL_TLS_CA``,
 ``SCOPE_TOOL_TLS_CERT``, ``SCOPE_TOOL_TLS_KEY`` (PEM files) and ``SCOPE_TOOL_API_KEY``).
@@ -19,13 +23,19 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.service import TLSConfig
 
+from workers._routes import ToolWorker
 from workers._worker import load_registry, run_worker
 from workflows import DATA_CONVERTER
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
-    parser.add_argument("--tools", required=True, help="module:attribute of a scope_tool.Registry")
+    parser.add_argument(
+        "--tools",
+        required=True,
+        action="append",
+        help="module:attribute of a scope_tool.Registry (repeatable: versions, newest first)",
+    )
     parser.add_argument("--address", default=os.environ.get("SCOPE_TOOL_ADDRESS", "localhost:7233"))
     parser.add_argument("--namespace", default=os.environ.get("SCOPE_TOOL_NAMESPACE", "default"))
     parser.add_argument(
@@ -68,7 +78,9 @@ def _tls_from_environment() -> bool | TLSConfig:
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    registry = load_registry(args.tools)
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # `--tools my_tools:registry` next to my_tools.py
+    registries = [load_registry(spec) for spec in args.tools]
     client = await Client.connect(
         args.address,
         namespace=args.namespace,
@@ -80,14 +92,23 @@ async def _serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for each in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(each, stop.set)
-    print(
-        f"worker ready: task queue {args.task_queue!r} on {args.address}"
-        f" ({len(registry.definitions())} tools)",
-        file=sys.stderr,
-        flush=True,
-    )
+    names = sorted({d.name for registry in registries for d in registry.definitions()})
+
+    def ready(worker: ToolWorker) -> None:
+        print(
+            f"worker ready: task queue {args.task_queue!r} on {args.address}"
+            f" ({len(names)} tools: {', '.join(names)}; {len(worker.queues)} queues)",
+            file=sys.stderr,
+            flush=True,
+        )
+
     await run_worker(
-        client, registry, task_queue=args.task_queue, retry_safe=args.retry_safe, stop=stop
+        client,
+        registries,
+        task_queue=args.task_queue,
+        retry_safe=args.retry_safe,
+        stop=stop,
+        on_ready=ready,
     )
     print("worker stopped", file=sys.stderr, flush=True)
 

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows._client import ToolCallHandle, ToolCalls, encode_answer
+    from workflows._client import UNSERVED_TIMEOUT_NOW, ToolCallHandle, ToolCalls, encode_answer
     from workflows._converter import (
         DATA_CONVERTER,
         ScopeToolPayloadConverter,
         with_scope_tool_converter,
     )
+    from workflows._routing import ToolInfo
     from workflows._status import (
         AnswerRecord,
         CallOutcome,
@@ -31,6 +32,8 @@ with workflow.unsafe.imports_passed_through():
         PendingInput,
         Phase,
         RefusedAnswer,
+        RoundRoute,
+        WorkerWait,
     )
     from workflows.errors import (
         AnswerRejectedError,
@@ -55,6 +58,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DATA_CONVERTER",
+    "UNSERVED_TIMEOUT_NOW",
     "AnswerReceipt",
     "AnswerRecord",
     "AnswerRejectedError",
@@ -67,11 +71,14 @@ __all__ = [
     "RefusalDetail",
     "RefusalReason",
     "RefusedAnswer",
+    "RoundRoute",
     "ScopeToolPayloadConverter",
     "ToolCallHandle",
     "ToolCallWorkflow",
     "ToolCalls",
     "ToolCallsError",
+    "ToolInfo",
+    "WorkerWait",
     "encode_answer",
     "with_scope_tool_converter",
 ]

@@ -28,6 +28,7 @@ from scope_tool_cli._dev import run_dev
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_USAGE, CommandError
 from scope_tool_cli._parser import build_parser
 from scope_tool_cli._serve import run_inbox, run_worker
+from scope_tool_cli._tools import run_tools
 
 __all__ = ["main"]
 
@@ -40,6 +41,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] =
     "result": run_result,
     "cancel": run_cancel,
     "inbox": run_inbox,
+    "tools": run_tools,
 }
 
 

@@ -29,6 +29,7 @@ from scope_tool_cli._render import (
     schema_text,
     status_to_json,
 )
+from scope_tool_cli._tools import require_served
 
 if TYPE_CHECKING:
     from workflows import CallOutcome, CallStatus, ToolCallHandle
@@ -92,6 +93,7 @@ async def run_call(args: argparse.Namespace) -> int:
         raise CommandError(f"--timeout must be positive, got {args.timeout}", exit_code=EXIT_USAGE)
     call_id: str = args.id or f"{args.name}-{uuid.uuid4().hex[:12]}"
     calls = await connect(ConnectionOptions.from_args(args))
+    await require_served(calls, args.name)  # before anything starts
     try:
         from datetime import timedelta
 

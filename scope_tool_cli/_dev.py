@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,7 +98,7 @@ async def _wait_for_port(ip: str, port: int, what: str) -> None:
 
 
 def _start_worker(
-    *, settings: DevServerSettings, tools: str, task_queue: str
+    *, settings: DevServerSettings, tools: Sequence[str], task_queue: str
 ) -> subprocess.Popen[bytes]:
     environment = dict(os.environ)
     environment.setdefault("SCOPE_TOOL_FILES_DIR", str(settings.data_dir / "files"))
@@ -105,8 +106,7 @@ def _start_worker(
         sys.executable,
         "-m",
         "workers",
-        "--tools",
-        tools,
+        *(part for spec in tools for part in ("--tools", spec)),
         "--address",
         f"{settings.ip}:{settings.port}",
         "--namespace",
@@ -170,7 +170,9 @@ class _Children:
 
     def start_worker(self) -> subprocess.Popen[bytes]:
         self.worker = _start_worker(
-            settings=self.settings, tools=self.args.tools, task_queue=self.args.task_queue
+            settings=self.settings,
+            tools=self.args.tools or [EXAMPLE_TOOLS],
+            task_queue=self.args.task_queue,
         )
         return self.worker
 
@@ -285,7 +287,8 @@ def _announce(
         _print(f"Inbox                http://localhost:{args.inbox_port}")
     else:
         _print(f"Inbox                {inbox}")
-    _print(f"Worker               tools {args.tools}, task queue {args.task_queue}")
+    tools = " + ".join(args.tools or [EXAMPLE_TOOLS])
+    _print(f"Worker               tools {tools}, task queue {args.task_queue}")
     _print(f"Logs                 {settings.log_file}, {settings.data_dir / 'worker.log'}")
     _print()
     _print("From a second terminal, make a first call and approve it:")

@@ -68,12 +68,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="project data folder: dev.db, logs, the example tools' files (%(default)s)",
     )
     dev.add_argument(
-        "--tools", default=EXAMPLE_TOOLS, help="registry the worker serves (%(default)s)"
+        "--tools",
+        action="append",
+        metavar="MODULE:ATTR",
+        help=f"registry the worker serves instead of the examples ({EXAMPLE_TOOLS});"
+        " repeat to serve versions, newest first",
     )
     add_connection_arguments(dev, with_address=False)
 
     worker = commands.add_parser("worker", help="run a worker for a registry of tools")
-    worker.add_argument("--tools", required=True, help="the Registry to serve, as module:attribute")
+    worker.add_argument(
+        "--tools",
+        required=True,
+        action="append",
+        metavar="MODULE:ATTR",
+        help="the Registry to serve, as module:attribute (found from the current folder);"
+        " repeat to serve versions of it, newest first, so calls started on an old contract"
+        " finish on it",
+    )
     add_connection_arguments(worker)
 
     call = commands.add_parser("call", help="start a tool call (start-or-attach by --id)")
@@ -96,6 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--notify-url", help="http(s) URL POSTed when the call waits and when it ends"
     )
     add_connection_arguments(call)
+
+    tools = commands.add_parser("tools", help="list the tools the running workers serve")
+    tools.add_argument("--json", action="store_true", help="names, descriptions, input schemas")
+    add_connection_arguments(tools)
 
     status = commands.add_parser("status", help="show one call: phase, pending question, outcome")
     status.add_argument("call_id", metavar="ID")

@@ -156,6 +156,21 @@ def status_to_json(status: CallStatus) -> dict[str, Any]:
         "allowed_answerers": list(status.allowed_answerers),
         "answers": [_answer_json(answer) for answer in status.answers],
         "outcome": outcome_to_json(status.outcome) if status.outcome else None,
+        "waiting_for_worker": _worker_wait_json(status),
+    }
+
+
+def _worker_wait_json(status: CallStatus) -> dict[str, Any] | None:
+    wait = status.waiting_for_worker
+    if wait is None:
+        return None
+    return {
+        "message": wait.message,
+        "tool": wait.tool,
+        "contract_digest": wait.contract_digest,
+        "task_queue": wait.task_queue,
+        "waiting_since": _when(wait.waiting_since),
+        "last_poll_at": _when(wait.last_poll_at) if wait.last_poll_at else None,
     }
 
 
@@ -179,6 +194,12 @@ def render_status(status: CallStatus) -> str:
         ("phase", str(status.phase)),
         ("round", str(status.round)),
     ]
+    if status.waiting_for_worker is not None:
+        rows += [
+            ("stuck", status.waiting_for_worker.message),
+            ("since", _when(status.waiting_for_worker.waiting_since)),
+            ("to end it", f"scope-tool cancel {status.call_id}"),
+        ]
     if status.pending is not None:
         pending = status.pending
         rows += [

@@ -30,21 +30,9 @@ def inbox_missing(error: ImportError) -> str:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    """Check ``--tools`` looks importable, then become ``python -m workers``."""
-    module, separator, attribute = args.tools.partition(":")
-    if not separator or not module or not attribute:
-        raise CommandError(
-            f"--tools must be module:attribute (e.g. workers.examples:registry), got {args.tools!r}",
-            exit_code=EXIT_USAGE,
-        )
-    if os.getcwd() not in sys.path:  # `python -m workers` will import from here too
-        sys.path.insert(0, os.getcwd())
-    try:
-        found = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        found = None
-    if found is None:
-        raise CommandError(f"--tools: cannot find module {module!r} (is it on PYTHONPATH?)")
+    """Check each ``--tools`` looks importable, then become ``python -m workers``."""
+    for spec in args.tools:
+        _check_tools(spec)
     options = ConnectionOptions.from_args(args)
     environment = dict(os.environ)
     environment.update(
@@ -65,8 +53,7 @@ def run_worker(args: argparse.Namespace) -> int:
         sys.executable,
         "-m",
         "workers",
-        "--tools",
-        args.tools,
+        *(part for spec in args.tools for part in ("--tools", spec)),
         "--address",
         options.address,
         "--namespace",
@@ -77,6 +64,26 @@ def run_worker(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, command, environment)
+
+
+def _check_tools(spec: str) -> None:
+    module, separator, attribute = spec.partition(":")
+    if not separator or not module or not attribute:
+        raise CommandError(
+            f"--tools must be module:attribute (e.g. workers.examples:registry), got {spec!r}",
+            exit_code=EXIT_USAGE,
+        )
+    if os.getcwd() not in sys.path:  # `python -m workers` will import from here too
+        sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise CommandError(
+            f"--tools: cannot find module {module!r} in the current folder"
+            f" ({os.getcwd()}) or on PYTHONPATH"
+        )
 
 
 async def run_inbox(args: argparse.Namespace) -> int:

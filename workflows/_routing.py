@@ -21,6 +21,7 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
+from scope_tool._definition import NAME_PATTERN
 from workflows._status import CallStatus, Phase, WorkerWait
 from workflows.wire import (
     CALL_TOOL_ACTIVITY,
@@ -94,11 +95,11 @@ async def list_tools(client: Client, task_queue: str) -> list[ToolInfo]:
     )
     try:
         catalog: CatalogInput = await handle.query(
-            CATALOG, result_type=CatalogInput, rpc_timeout=timedelta(seconds=10)
+            CATALOG, result_type=CatalogInput, rpc_timeout=timedelta(seconds=5)
         )
     except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND:
-            return []
+        if err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.DEADLINE_EXCEEDED):
+            return []  # no worker ever published, or none runs to answer: nothing is served
         raise
     newest: dict[str, tuple[int, str, bytes]] = {}
     digests: dict[str, list[tuple[int, str]]] = {}
@@ -151,6 +152,8 @@ class ServedTools:
 
     async def served(self, tool: str) -> bool:
         """False only when the server says no worker polls the tool's queue."""
+        if NAME_PATTERN.fullmatch(tool) is None:
+            return False  # not a tool name: no worker serves it (and no queue is named so)
         now = time.monotonic()
         if self._served_until.get(tool, 0.0) > now:
             return True

@@ -36,9 +36,11 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 with workflow.unsafe.imports_passed_through():
+    import json
     from typing import assert_never
 
     from scope_tool import FailureKind, InputRequest, Output
+    from scope_tool._definition import NAME_PATTERN
     from workflows._answer_check import Accepted, Refused, check_answer
     from workflows._status import (
         AnswerRecord,
@@ -116,6 +118,12 @@ class ToolCallWorkflow:
 
     async def _drive(self) -> CallOutcome:
         call = self._call
+        if call.routed and NAME_PATTERN.fullmatch(call.tool) is None:
+            # No worker can serve it, and it cannot even name a task queue: refuse it here.
+            message = f"tool: unknown tool {json.dumps(call.tool)}"
+            return self._finish(
+                Phase.INVALID, output=Output.text_output(f"error: {message}"), message=message
+            )
         input_request: bytes | None = None
         response: bytes | None = None
         while True:

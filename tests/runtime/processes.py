@@ -8,7 +8,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from scope_tool_cli._binaries import temporal_cli
@@ -54,9 +54,16 @@ class WorkerProcess:
 
 @contextlib.asynccontextmanager
 async def worker_process(
-    address: str, task_queue: str, log: Path, *extra: str
+    address: str,
+    task_queue: str,
+    log: Path,
+    *extra: str,
+    tools: Sequence[str] = ("runtime.example_tools:REGISTRY",),
 ) -> AsyncIterator[WorkerProcess]:
-    """Start a worker process; on exit, SIGTERM it (if still alive) and wait for it."""
+    """Start a worker process; on exit, SIGTERM it (if still alive) and wait for it.
+
+    ``tools``: the registries it serves, newest first (``--tools`` repeated).
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         part for part in (str(TESTS), env.get("PYTHONPATH", "")) if part
@@ -66,8 +73,7 @@ async def worker_process(
             sys.executable,
             "-m",
             "workers",
-            "--tools",
-            "runtime.example_tools:REGISTRY",
+            *(part for spec in tools for part in ("--tools", spec)),
             "--address",
             address,
             "--task-queue",

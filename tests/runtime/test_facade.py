@@ -163,7 +163,9 @@ async def test_changed_contract_waits_for_its_own_contract(
         assert wait is not None
         digest = REGISTRY.resolve("deploy_plan").contract.digest  # type: ignore[union-attr]
         assert wait.contract_digest == digest
-        assert wait.message.startswith(f"waiting for a worker with tool deploy_plan, contract {digest[:12]}")
+        assert wait.message.startswith(
+            f"waiting for a worker with tool deploy_plan, contract {digest[:12]}"
+        )
         assert ledger_lines(ledger) == ["plan"]
     async with build_worker(temporal_client, REGISTRY, task_queue=task_queue):
         status = await wait_for_phase(handle, Phase.AWAITING_INPUT)

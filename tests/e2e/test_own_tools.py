@@ -93,4 +93,4 @@ def test_own_tools_next_to_dev_following_the_readme(
     finally:
         if worker.poll() is None:
             worker.kill()
-        worker.wait()
+        worker.communicate()  # reaps it and closes its stderr pipe

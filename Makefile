@@ -30,8 +30,10 @@ $(RUN_STAMP): pyproject.toml
 	@touch $(RUN_STAMP)
 
 ## Run the engine: embedded Temporal dev server + Web UI + a worker with the example tools.
+## Options on the make command line: `make run PORT=7244` (Temporal's port), and any other
+## `scope-tool dev` flags with `make run ARGS="--ui-port 8244 --no-inbox"`.
 run: $(RUN_STAMP)
-	$(BIN)/scope-tool dev
+	$(BIN)/scope-tool dev $(if $(filter command line,$(origin PORT)),--port $(PORT)) $(ARGS)
 
 ## Lint, type-check and run the whole suite (protocol, runtime against a real server, e2e).
 test: $(STAMP) $(CHROMIUM) lint typecheck
@@ -57,9 +59,10 @@ typecheck: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pytest -q -s -p no:cacheprovider tests/benchmarks
 
-## Stress and fault scenarios at full size (small versions run in `make test`).
+## Stress and fault scenarios at full size (the same suite runs small in `make test`).
 stress: $(STAMP)
-	$(BIN)/python -m pytest -q -s -p no:cacheprovider tests/stress
+	SCOPE_TOOL_TEST_SIZE=full $(BIN)/python -m pytest -q -s -p no:cacheprovider \
+	  tests/reliability/test_load.py tests/reliability/test_faults.py tests/stress
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis test-artifacts

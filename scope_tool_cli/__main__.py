@@ -27,6 +27,7 @@ from scope_tool_cli._calls import (
 from scope_tool_cli._dev import run_dev
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_USAGE, CommandError
 from scope_tool_cli._parser import build_parser
+from scope_tool_cli._runtime import use_quiet_runtime
 from scope_tool_cli._serve import run_inbox, run_worker
 from scope_tool_cli._tools import run_tools
 
@@ -54,6 +55,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "worker":
             return run_worker(args)
+        use_quiet_runtime()  # before the first client: no raw core log lines on the terminal
         return asyncio.run(_COMMANDS[args.command](args))
     except CommandError as error:
         _fail(error.message, error.details)

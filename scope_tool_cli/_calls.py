@@ -15,7 +15,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-from scope_tool_cli._connection import ConnectionOptions, connect
+from scope_tool_cli._connection import connect, settings_from_args
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
 from scope_tool_cli._render import (
     answer_hint,
@@ -85,6 +85,7 @@ def _outcome_exit_code(outcome: CallOutcome) -> int:
 async def run_call(args: argparse.Namespace) -> int:
     """Start a call (start-or-attach by id); with ``--wait`` follow it to its end."""
     from scope_tool import Request
+    from workflows import CallConflictError
 
     arguments = args.arguments.strip()
     if arguments:
@@ -92,7 +93,7 @@ async def run_call(args: argparse.Namespace) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise CommandError(f"--timeout must be positive, got {args.timeout}", exit_code=EXIT_USAGE)
     call_id: str = args.id or f"{args.name}-{uuid.uuid4().hex[:12]}"
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     await require_served(calls, args.name)  # before anything starts
     try:
         from datetime import timedelta
@@ -106,6 +107,8 @@ async def run_call(args: argparse.Namespace) -> int:
             allowed_answerers=tuple(args.allow),
             notify_url=args.notify_url,
         )
+    except CallConflictError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
     except ValueError as error:
         raise CommandError(
             f"cannot start call {call_id!r}: {error}", exit_code=EXIT_USAGE
@@ -114,7 +117,10 @@ async def run_call(args: argparse.Namespace) -> int:
         raise CommandError(
             f"cannot start call {call_id!r} of tool {args.name!r}: {error}"
         ) from None
-    _print(f"started call {call_id} (tool {args.name})")
+    if handle.attached:
+        _print(f"attached to the existing call {call_id} (tool {args.name})")
+    else:
+        _print(f"started call {call_id} (tool {args.name})")
     if not args.wait:
         _print(f"follow it with: scope-tool status {call_id}   (or: scope-tool result {call_id})")
         return EXIT_OK
@@ -153,7 +159,7 @@ async def _follow(handle: ToolCallHandle, call_id: str, *, give_up_after: float 
 
 async def run_status(args: argparse.Namespace) -> int:
     """Show one call's status as a table or JSON."""
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     status = await _status(calls.get(args.call_id), args.call_id)
     if args.json:
         _print(json.dumps(status_to_json(status), indent=2, ensure_ascii=False))
@@ -170,7 +176,7 @@ async def run_pending(args: argparse.Namespace) -> int:
     """
     from workflows import CallSummary, Phase
 
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     try:
         summaries = await calls.list(phase=Phase.AWAITING_INPUT, tool=args.tool, limit=args.limit)
     except Exception as error:
@@ -252,7 +258,7 @@ async def run_answer(args: argparse.Namespace) -> int:
         response = encode_answer(args.response, call_id=args.call_id)
     except AnswerRejectedError as refusal:
         raise CommandError(refusal_line(refusal), exit_code=EXIT_USAGE) from None
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     handle = calls.get(args.call_id)
     try:
         receipt = await handle.answer(
@@ -294,7 +300,7 @@ def _default_identity() -> str | None:
 
 async def run_result(args: argparse.Namespace) -> int:
     """Print a finished call's output; ``--wait`` blocks until it finishes."""
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     handle = calls.get(args.call_id)
     status = await _status(handle, args.call_id)
     if not _is_terminal(status) or status.outcome is None:
@@ -322,7 +328,7 @@ async def run_result(args: argparse.Namespace) -> int:
 
 async def run_cancel(args: argparse.Namespace) -> int:
     """Ask a running call to stop; it ends as CANCELLED."""
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     handle = calls.get(args.call_id)
     status = await _status(handle, args.call_id)
     if _is_terminal(status):

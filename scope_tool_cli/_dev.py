@@ -15,13 +15,13 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scope_tool_cli._connection import settings_from_args
 from scope_tool_cli._dev_server import (
     DevLock,
     DevServerSettings,
@@ -32,6 +32,7 @@ from scope_tool_cli._dev_server import (
     stop_process,
 )
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
+from workflows.settings import Settings
 
 if TYPE_CHECKING:
     from workflows import ToolCalls
@@ -66,8 +67,6 @@ async def _wait_until_serving(
     server: subprocess.Popen[bytes], settings: DevServerSettings, task_queue: str
 ) -> ToolCalls:
     """Connect a real client (retrying) until the frontend answers; fail fast if the child died."""
-    from workflows import ToolCalls
-
     address = f"{settings.ip}:{settings.port}"
     deadline = time.monotonic() + _STARTUP_SECONDS
     last_error: Exception | None = None
@@ -78,7 +77,7 @@ async def _wait_until_serving(
                 f"its log ({settings.log_file}) ends with:\n{log_tail(settings.log_file)}"
             )
         try:
-            return await ToolCalls.connect(address, namespace="default", task_queue=task_queue)
+            return await Settings(address=address, task_queue=task_queue).tool_calls()
         except Exception as error:
             last_error = error
             await asyncio.sleep(0.2)
@@ -100,21 +99,16 @@ async def _wait_for_port(ip: str, port: int, what: str) -> None:
 def _start_worker(
     *, settings: DevServerSettings, tools: Sequence[str], task_queue: str
 ) -> subprocess.Popen[bytes]:
-    environment = dict(os.environ)
+    command, variables = Settings(
+        address=f"{settings.ip}:{settings.port}", task_queue=task_queue
+    ).worker_command(tools)
+    environment = {**os.environ, **variables}
     environment.setdefault("SCOPE_TOOL_FILES_DIR", str(settings.data_dir / "files"))
-    command = (
-        sys.executable,
-        "-m",
-        "workers",
-        *(part for spec in tools for part in ("--tools", spec)),
-        "--address",
-        f"{settings.ip}:{settings.port}",
-        "--namespace",
-        "default",
-        "--task-queue",
-        task_queue,
+    for name in ("SCOPE_TOOL_NAMESPACE", "SCOPE_TOOL_TLS", "SCOPE_TOOL_API_KEY"):
+        environment.pop(name, None)  # the embedded dev server: default namespace, plain text
+    return spawn_supervised(
+        tuple(command), log_file=settings.data_dir / "worker.log", env=environment
     )
-    return spawn_supervised(command, log_file=settings.data_dir / "worker.log", env=environment)
 
 
 async def _wait_for_worker(worker: subprocess.Popen[bytes], log_file: Path) -> None:
@@ -204,6 +198,8 @@ async def run_dev(args: argparse.Namespace) -> int:
     for flag, port in (("--port", args.port), ("--ui-port", args.ui_port)):
         if not 0 < port < 65536:
             raise CommandError(f"{flag} must be a TCP port, got {port}", exit_code=EXIT_USAGE)
+    # The task queue: --task-queue, else SCOPE_TOOL_TASK_QUEUE, else the default.
+    args.task_queue = settings_from_args(args).task_queue
     settings = _settings(args)
     lock = DevLock(settings.data_dir)
     lock.acquire()

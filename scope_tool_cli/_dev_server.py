@@ -179,8 +179,15 @@ def _holder_text(content: str) -> str:
 
 
 def port_is_free(ip: str, port: int) -> bool:
-    """True when nothing listens on ``ip:port`` (checked by binding, as the server will)."""
+    """True when nothing listens on ``ip:port`` (checked by binding, as the server will).
+
+    The probe sets ``SO_REUSEADDR`` as the Temporal server (Go) and uvicorn do on their listeners:
+    without it, the TIME_WAIT connections a just-stopped server leaves behind for about a minute
+    (whenever a client was connected) would count as a listener and refuse a restart on the same
+    port. With it, only a socket that really listens (or is bound without the option) fails.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((ip, port))
         except OSError:

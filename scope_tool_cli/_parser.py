@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from importlib.metadata import PackageNotFoundError, version
 
 from scope_tool_cli._connection import add_connection_arguments
 from scope_tool_cli._dev import EXAMPLE_TOOLS
@@ -45,6 +46,25 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _version() -> str:
+    try:
+        return version("scope-tool")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, summary: str
+) -> argparse.ArgumentParser:
+    """A sub-command whose one-line summary shows in ``scope-tool --help`` and heads its own."""
+    return commands.add_parser(
+        name,
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full parser; ``args.command`` names the sub-command."""
     parser = argparse.ArgumentParser(
@@ -53,10 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    dev = commands.add_parser(
-        "dev", help="run the embedded Temporal dev server, Web UI, a worker and the inbox"
+    dev = _command(
+        commands, "dev", "run the embedded Temporal dev server, Web UI, a worker and the inbox"
     )
     dev.add_argument("--port", type=int, default=7233, help="frontend gRPC port (%(default)s)")
     dev.add_argument("--ui-port", type=int, default=8233, help="Web UI port (%(default)s)")
@@ -76,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_connection_arguments(dev, with_address=False)
 
-    worker = commands.add_parser("worker", help="run a worker for a registry of tools")
+    worker = _command(commands, "worker", "run a worker for a registry of tools")
     worker.add_argument(
         "--tools",
         required=True,
@@ -88,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_connection_arguments(worker)
 
-    call = commands.add_parser("call", help="start a tool call (start-or-attach by --id)")
+    call = _command(commands, "call", "start a tool call (start-or-attach by --id)")
     call.add_argument("name", help="tool name, e.g. write_file")
     call.add_argument("arguments", nargs="?", default="", help="arguments as JSON ('{}' if none)")
     call.add_argument("--id", help="call id (default: NAME-<random>); reusing one attaches")
@@ -109,39 +130,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_connection_arguments(call)
 
-    tools = commands.add_parser("tools", help="list the tools the running workers serve")
+    tools = _command(commands, "tools", "list the tools the running workers serve")
     tools.add_argument("--json", action="store_true", help="names, descriptions, input schemas")
     add_connection_arguments(tools)
 
-    status = commands.add_parser("status", help="show one call: phase, pending question, outcome")
+    status = _command(commands, "status", "show one call: phase, pending question, outcome")
     status.add_argument("call_id", metavar="ID")
     status.add_argument("--json", action="store_true", help="machine-readable output")
     add_connection_arguments(status)
 
-    answer = commands.add_parser("answer", help="answer the question a call is waiting on")
+    answer = _command(commands, "answer", "answer the question a call is waiting on")
     answer.add_argument("call_id", metavar="ID")
     answer.add_argument("response", metavar="JSON", help="the answer, e.g. true or '{\"ok\":1}'")
     answer.add_argument("--by", help="who answers (recorded; default: your user name)")
     answer.add_argument("--request-id", help="answer only if this question is still pending")
     add_connection_arguments(answer)
 
-    pending = commands.add_parser("pending", help="list the calls waiting for input")
+    pending = _command(commands, "pending", "list the calls waiting for input")
     pending.add_argument("--tool", help="only calls of this tool")
     pending.add_argument("--limit", type=_positive_int, default=100, help="at most (%(default)s)")
     pending.add_argument("--json", action="store_true", help="machine-readable output")
     add_connection_arguments(pending)
 
-    result = commands.add_parser("result", help="print a finished call's output")
+    result = _command(commands, "result", "print a finished call's output")
     result.add_argument("call_id", metavar="ID")
     result.add_argument("--wait", action="store_true", help="block until the call finishes")
     result.add_argument("--json", action="store_true", help="machine-readable output")
     add_connection_arguments(result)
 
-    cancel = commands.add_parser("cancel", help="cancel a running or waiting call")
+    cancel = _command(commands, "cancel", "cancel a running or waiting call")
     cancel.add_argument("call_id", metavar="ID")
     add_connection_arguments(cancel)
 
-    inbox = commands.add_parser("inbox", help="serve the web inbox for waiting calls")
+    inbox = _command(commands, "inbox", "serve the web inbox for waiting calls")
     _add_inbox_arguments(inbox)
     add_connection_arguments(inbox)
     return parser

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from workflows import json_value, read_prompt
+
 if TYPE_CHECKING:
     from scope_tool import Output
     from workflows import AnswerRejectedError, CallOutcome, CallStatus, PendingInput
@@ -31,15 +33,6 @@ __all__ = [
 ]
 
 
-def _json_value(raw: bytes | None) -> Any:
-    if raw is None:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw.decode("utf-8", "replace")
-
-
 def _when(moment: datetime | None) -> str:
     if moment is None:
         return "-"
@@ -47,30 +40,18 @@ def _when(moment: datetime | None) -> str:
 
 
 def prompt_text(prompt: bytes) -> str:
-    """A prompt as one readable string: a JSON string unquoted, anything else compact JSON.
-
-    Tools put the question in a ``"question"`` field when the prompt is an object; it is shown
-    first so the person sees what is asked before the details.
-    """
-    value = _json_value(prompt)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and isinstance(value.get("question"), str):
-        rest = {key: item for key, item in value.items() if key != "question"}
-        if not rest:
-            return str(value["question"])
-        return f"{value['question']} {json.dumps(rest, ensure_ascii=False)}"
-    return json.dumps(value, ensure_ascii=False)
+    """A prompt as one readable line: its question first, then the details as compact JSON."""
+    return read_prompt(prompt).one_line()
 
 
 def schema_text(schema: bytes) -> str:
     """The response schema, indented, for showing next to a refused answer."""
-    return json.dumps(_json_value(schema), indent=2, ensure_ascii=False)
+    return json.dumps(json_value(schema), indent=2, ensure_ascii=False)
 
 
 def answer_hint(call_id: str, schema: bytes) -> str:
     """A command line that answers the call, with an example value the schema accepts."""
-    return f"scope-tool answer {call_id} '{json.dumps(_example(_json_value(schema)))}'"
+    return f"scope-tool answer {call_id} '{json.dumps(_example(json_value(schema)))}'"
 
 
 def _example(schema: Any) -> Any:
@@ -101,11 +82,22 @@ def output_text(output: Output) -> str:
     text = output.text()
     if text is not None:
         return text
-    return json.dumps(_output_json(output), ensure_ascii=False)
+    return json.dumps(json_value(output.to_json()), ensure_ascii=False)
 
 
-def _output_json(output: Output) -> Any:
-    return _json_value(output.to_json())
+def pending_to_json(pending: PendingInput) -> dict[str, Any]:
+    """The pending request in the one JSON shape (:meth:`PendingInput.to_json_dict`)."""
+    return pending.to_json_dict()
+
+
+def outcome_to_json(outcome: CallOutcome) -> dict[str, Any]:
+    """A finished call's outcome in the one JSON shape (:meth:`CallOutcome.to_json_dict`)."""
+    return outcome.to_json_dict()
+
+
+def status_to_json(status: CallStatus) -> dict[str, Any]:
+    """A status snapshot in the one JSON shape (:meth:`CallStatus.to_json_dict`)."""
+    return status.to_json_dict()
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -119,71 +111,6 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     for row in cleaned:
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return "\n".join(lines)
-
-
-def pending_to_json(pending: PendingInput) -> dict[str, Any]:
-    """The pending request as plain JSON (prompt and schema as JSON values, not strings)."""
-    return {
-        "request_id": pending.request_id,
-        "prompt": _json_value(pending.prompt),
-        "response_schema": _json_value(pending.response_schema),
-        "asked_at": _when(pending.asked_at),
-        "deadline": _when(pending.deadline) if pending.deadline else None,
-    }
-
-
-def outcome_to_json(outcome: CallOutcome) -> dict[str, Any]:
-    """A finished call's outcome as plain JSON."""
-    kind = outcome.failure_kind
-    return {
-        "phase": str(outcome.phase),
-        "output": _output_json(outcome.output),
-        "text": output_text(outcome.output),
-        "failure_kind": str(kind) if kind is not None else None,
-        "message": outcome.message or None,
-        "rounds": outcome.rounds,
-    }
-
-
-def status_to_json(status: CallStatus) -> dict[str, Any]:
-    """A status snapshot as plain JSON."""
-    return {
-        "call_id": status.call_id,
-        "tool": status.tool,
-        "phase": str(status.phase),
-        "round": status.round,
-        "pending": pending_to_json(status.pending) if status.pending else None,
-        "allowed_answerers": list(status.allowed_answerers),
-        "answers": [_answer_json(answer) for answer in status.answers],
-        "outcome": outcome_to_json(status.outcome) if status.outcome else None,
-        "waiting_for_worker": _worker_wait_json(status),
-    }
-
-
-def _worker_wait_json(status: CallStatus) -> dict[str, Any] | None:
-    wait = status.waiting_for_worker
-    if wait is None:
-        return None
-    return {
-        "message": wait.message,
-        "tool": wait.tool,
-        "contract_digest": wait.contract_digest,
-        "task_queue": wait.task_queue,
-        "waiting_since": _when(wait.waiting_since),
-        "last_poll_at": _when(wait.last_poll_at) if wait.last_poll_at else None,
-    }
-
-
-def _answer_json(answer: Any) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for name in ("request_id", "response", "answered_by", "answered_at", "round"):
-        value = getattr(answer, name, None)
-        if isinstance(value, bytes):
-            value = _json_value(value)
-        elif isinstance(value, datetime):
-            value = _when(value)
-        fields[name] = value
-    return fields
 
 
 def render_status(status: CallStatus) -> str:
@@ -205,7 +132,7 @@ def render_status(status: CallStatus) -> str:
         rows += [
             ("waiting for", prompt_text(pending.prompt)),
             ("request id", pending.request_id),
-            ("answer schema", json.dumps(_json_value(pending.response_schema))),
+            ("answer schema", json.dumps(json_value(pending.response_schema))),
             ("asked at", _when(pending.asked_at)),
             ("deadline", _when(pending.deadline)),
         ]
@@ -213,7 +140,7 @@ def render_status(status: CallStatus) -> str:
             rows.append(("who may answer", ", ".join(status.allowed_answerers)))
         rows.append(("answer with", answer_hint(status.call_id, pending.response_schema)))
     for number, answer in enumerate(status.answers, start=1):
-        answer_fields = _answer_json(answer)
+        answer_fields = answer.to_json_dict()
         rows.append(
             (
                 f"answer {number}",

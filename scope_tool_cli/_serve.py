@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 
-from scope_tool_cli._connection import ConnectionOptions, connect
+from scope_tool_cli._connection import connect, settings_from_args
 from scope_tool_cli._errors import EXIT_OK, EXIT_USAGE, CommandError
 
 __all__ = ["INBOX_INSTALL_HINT", "inbox_missing", "run_inbox", "run_worker"]
@@ -33,37 +33,13 @@ def run_worker(args: argparse.Namespace) -> int:
     """Check each ``--tools`` looks importable, then become ``python -m workers``."""
     for spec in args.tools:
         _check_tools(spec)
-    options = ConnectionOptions.from_args(args)
-    environment = dict(os.environ)
-    environment.update(
-        SCOPE_TOOL_ADDRESS=options.address,
-        SCOPE_TOOL_NAMESPACE=options.namespace,
-        SCOPE_TOOL_TASK_QUEUE=options.task_queue,
+    command, variables = settings_from_args(args).worker_command(
+        args.tools, retry_safe=getattr(args, "retry_safe", None) or ()
     )
-    for name, value in (
-        ("SCOPE_TOOL_TLS", "1" if options.tls else ""),
-        ("SCOPE_TOOL_TLS_CERT", str(options.tls_cert or "")),
-        ("SCOPE_TOOL_TLS_KEY", str(options.tls_key or "")),
-        ("SCOPE_TOOL_TLS_CA", str(options.tls_ca or "")),
-        ("SCOPE_TOOL_API_KEY", options.api_key or ""),
-    ):
-        if value:
-            environment[name] = value
-    command = [
-        sys.executable,
-        "-m",
-        "workers",
-        *(part for spec in args.tools for part in ("--tools", spec)),
-        "--address",
-        options.address,
-        "--namespace",
-        options.namespace,
-        "--task-queue",
-        options.task_queue,
-    ]
+    environment = {**os.environ, **variables}
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, command, environment)
+    os.execve(command[0], command, environment)
 
 
 def _check_tools(spec: str) -> None:
@@ -100,7 +76,7 @@ async def run_inbox(args: argparse.Namespace) -> int:
         ).check_bind(args.host)
     except InboxConfigError as error:
         raise CommandError(str(error), exit_code=EXIT_USAGE) from None
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
 
     def listening(host: str, port: int) -> None:
         print(f"inbox listening on http://{host}:{port} (Ctrl-C stops it)", flush=True)

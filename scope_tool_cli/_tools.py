@@ -12,7 +12,7 @@ import difflib
 import json
 from typing import TYPE_CHECKING
 
-from scope_tool_cli._connection import ConnectionOptions, connect
+from scope_tool_cli._connection import connect, settings_from_args
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, CommandError
 from scope_tool_cli._render import render_table
 
@@ -44,7 +44,7 @@ def tools_to_json(tools: list[ToolInfo]) -> list[dict[str, object]]:
 
 async def run_tools(args: argparse.Namespace) -> int:
     """List the served tools as a table, or with ``--json`` their full definitions."""
-    calls = await connect(ConnectionOptions.from_args(args))
+    calls = await connect(settings_from_args(args))
     try:
         tools = await calls.tools()
     except Exception as error:

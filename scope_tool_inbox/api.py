@@ -14,7 +14,6 @@ import json
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from temporalio.service import RPCError
 
 from scope_tool_inbox.csrf import foreign_origin
 from scope_tool_inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_bytes, refusal_text
@@ -52,7 +51,7 @@ class InboxApi:
         """Calls waiting for an answer, with their question, schema and times."""
         try:
             waiting, unreadable = await self._reader.waiting()
-        except (ToolCallsError, RPCError) as error:
+        except ToolCallsError as error:
             return _api_error(str(error), "unavailable", 502)
         entries = [pending_json(s, s.pending) for s in waiting if s.pending is not None]
         return JSONResponse(

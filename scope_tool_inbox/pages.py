@@ -16,7 +16,6 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
-from temporalio.service import RPCError
 
 from scope_tool_inbox.csrf import FormTokens, foreign_origin
 from scope_tool_inbox.form_values import (
@@ -91,7 +90,7 @@ class InboxPages:
         try:
             waiting, unreadable = await self._reader.waiting()
             problem = ""
-        except (ToolCallsError, RPCError) as error:
+        except ToolCallsError as error:
             waiting, unreadable, problem = [], [], str(error)
         rows = [
             {"status": s, "pending": s.pending, "prompt": prompt_view(s.pending.prompt)}

@@ -10,21 +10,19 @@ API's to know when to refresh.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from workflows import AnswerRecord, CallOutcome, CallStatus, PendingInput
+from workflows import CallStatus, PendingInput, read_prompt
 
 __all__ = [
     "PromptView",
     "call_fingerprint",
     "call_json",
     "call_path",
-    "json_value",
     "pending_fingerprint",
     "pending_json",
     "prompt_view",
@@ -35,14 +33,6 @@ __all__ = [
 def call_path(call_id: str) -> str:
     """The page of one call (the id is quoted whole, so ids with ``/`` work)."""
     return "/calls/" + quote(call_id, safe="")
-
-
-def json_value(raw: bytes) -> Any:
-    """Raw JSON bytes as a value for the API; text that is not JSON stays a string."""
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw.decode("utf-8", "replace")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,18 +55,9 @@ class PromptView:
 
 
 def prompt_view(prompt: bytes) -> PromptView:
-    """Readable form of a prompt, so a person reads a question rather than raw JSON."""
-    value = json_value(prompt)
-    if isinstance(value, str):
-        return PromptView(text=value, details="")
-    if isinstance(value, dict):
-        for key in ("question", "message", "text", "title"):
-            lead = value.get(key)
-            if isinstance(lead, str):
-                rest = {k: v for k, v in value.items() if k != key}
-                details = json.dumps(rest, indent=2, ensure_ascii=False) if rest else ""
-                return PromptView(text=lead, details=details)
-    return PromptView(text="", details=json.dumps(value, indent=2, ensure_ascii=False))
+    """Readable form of a prompt (``workflows.read_prompt``), details as indented JSON."""
+    read = read_prompt(prompt)
+    return PromptView(text=read.question, details=read.details_json(indent=2))
 
 
 def relative_time(moment: datetime, *, now: datetime | None = None) -> str:
@@ -97,71 +78,23 @@ def relative_time(moment: datetime, *, now: datetime | None = None) -> str:
     return f"in {amount}" if seconds > 0 else f"{amount} ago"
 
 
-def _iso(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
 def pending_json(status: CallStatus, pending: PendingInput) -> dict[str, Any]:
-    """One waiting call as the API lists it."""
+    """One waiting call as the API lists it: the pending shape plus where the call is."""
     return {
         "call_id": status.call_id,
         "tool": status.tool,
         "round": status.round,
-        "request_id": pending.request_id,
-        "prompt": json_value(pending.prompt),
-        "response_schema": json_value(pending.response_schema),
-        "asked_at": _iso(pending.asked_at),
-        "deadline": _iso(pending.deadline),
+        **pending.to_json_dict(),
         "url": call_path(status.call_id),
     }
 
 
-def _answer_json(record: AnswerRecord) -> dict[str, Any]:
-    return {
-        "request_id": record.request_id,
-        "round": record.round,
-        "response": json_value(record.response),
-        "answered_by": record.answered_by,
-        "answered_at": _iso(record.answered_at),
-    }
-
-
-def _outcome_json(outcome: CallOutcome) -> dict[str, Any]:
-    return {
-        "phase": outcome.phase.value,
-        "text": outcome.output.text(),
-        "details": json_value(outcome.output.details) if outcome.output.details else None,
-        "failure_kind": outcome.failure_kind.value if outcome.failure_kind else None,
-        "message": outcome.message,
-        "rounds": outcome.rounds,
-    }
-
-
 def call_json(status: CallStatus) -> dict[str, Any]:
-    """One call as the API shows it, with the same fingerprint the page carries."""
+    """One call as the API shows it (:meth:`CallStatus.to_json_dict`), with its fingerprint."""
     pending = status.pending
     return {
-        "call_id": status.call_id,
-        "tool": status.tool,
-        "phase": status.phase.value,
-        "round": status.round,
+        **status.to_json_dict(),
         "pending": pending_json(status, pending) if pending is not None else None,
-        "allowed_answerers": list(status.allowed_answerers),
-        "answers": [_answer_json(record) for record in status.answers],
-        "refused": [
-            {
-                "request_id": refused.request_id,
-                "reason": refused.reason,
-                "message": refused.message,
-                "answered_by": refused.answered_by,
-            }
-            for refused in status.refused
-        ],
-        "outcome": _outcome_json(status.outcome) if status.outcome is not None else None,
         "fingerprint": call_fingerprint(status),
     }
 

@@ -4,9 +4,10 @@
 the newest version of each tool, and calls that started on an older contract finish on it.
 The current directory is importable (``--tools my_tools:registry`` finds ``./my_tools.py``).
 
-Every option also comes from the environment (``SCOPE_TOOL_ADDRESS``, ``SCOPE_TOOL_NAMESPACE``,
-``SCOPE_TOOL_TASK_QUEUE``; for a secured cluster ``SCOPE_TOOL_TLS=1``, ``SCOPE_TOOL_TLS_CA``,
-``SCOPE_TOOL_TLS_CERT``, ``SCOPE_TOOL_TLS_KEY`` (PEM files) and ``SCOPE_TOOL_API_KEY``).
+Every option also comes from the environment, read by ``workflows.settings.Settings`` exactly as
+the CLI reads it (``SCOPE_TOOL_ADDRESS``, ``SCOPE_TOOL_NAMESPACE``, ``SCOPE_TOOL_TASK_QUEUE``; for
+a secured cluster ``SCOPE_TOOL_TLS=1``, ``SCOPE_TOOL_TLS_CA``, ``SCOPE_TOOL_TLS_CERT``,
+``SCOPE_TOOL_TLS_KEY`` (PEM files) and ``SCOPE_TOOL_API_KEY``).
 Errors are one line on stderr and exit code 2; a signal drains the worker and exits 0.
 """
 
@@ -18,14 +19,10 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-
-from temporalio.client import Client
-from temporalio.service import TLSConfig
 
 from workers._routes import ToolWorker
 from workers._worker import load_registry, run_worker
-from workflows import DATA_CONVERTER
+from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -36,10 +33,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         action="append",
         help="module:attribute of a scope_tool.Registry (repeatable: versions, newest first)",
     )
-    parser.add_argument("--address", default=os.environ.get("SCOPE_TOOL_ADDRESS", "localhost:7233"))
-    parser.add_argument("--namespace", default=os.environ.get("SCOPE_TOOL_NAMESPACE", "default"))
+    parser.add_argument("--address", help=f"default: $SCOPE_TOOL_ADDRESS or {DEFAULT_ADDRESS}")
+    parser.add_argument("--namespace", help="default: $SCOPE_TOOL_NAMESPACE or default")
     parser.add_argument(
-        "--task-queue", default=os.environ.get("SCOPE_TOOL_TASK_QUEUE", "scope-tools")
+        "--task-queue", help=f"default: $SCOPE_TOOL_TASK_QUEUE or {DEFAULT_TASK_QUEUE}"
     )
     parser.add_argument(
         "--retry-safe",
@@ -51,43 +48,14 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _tls_from_environment() -> bool | TLSConfig:
-    """TLS settings from ``SCOPE_TOOL_TLS*`` (as ``scope-tool worker`` passes them)."""
-    files = {
-        name: os.environ.get(f"SCOPE_TOOL_TLS_{name.upper()}", "") for name in ("ca", "cert", "key")
-    }
-    if not any(files.values()):
-        return os.environ.get("SCOPE_TOOL_TLS", "") not in ("", "0", "false")
-    if bool(files["cert"]) != bool(files["key"]):
-        raise ValueError("SCOPE_TOOL_TLS_CERT and SCOPE_TOOL_TLS_KEY must be given together")
-
-    def read(name: str) -> bytes | None:
-        path = files[name]
-        if not path:
-            return None
-        try:
-            return Path(path).read_bytes()
-        except OSError as exc:
-            raise ValueError(
-                f"cannot read SCOPE_TOOL_TLS_{name.upper()} file {path!r}: {exc}"
-            ) from exc
-
-    return TLSConfig(
-        server_root_ca_cert=read("ca"), client_cert=read("cert"), client_private_key=read("key")
-    )
-
-
 async def _serve(args: argparse.Namespace) -> None:
+    settings = Settings.from_env(
+        address=args.address, namespace=args.namespace, task_queue=args.task_queue
+    )
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())  # `--tools my_tools:registry` next to my_tools.py
     registries = [load_registry(spec) for spec in args.tools]
-    client = await Client.connect(
-        args.address,
-        namespace=args.namespace,
-        data_converter=DATA_CONVERTER,
-        tls=_tls_from_environment(),
-        api_key=os.environ.get("SCOPE_TOOL_API_KEY") or None,
-    )
+    client = await settings.connect()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for each in (signal.SIGTERM, signal.SIGINT):
@@ -96,7 +64,7 @@ async def _serve(args: argparse.Namespace) -> None:
 
     def ready(worker: ToolWorker) -> None:
         print(
-            f"worker ready: task queue {args.task_queue!r} on {args.address}"
+            f"worker ready: task queue {settings.task_queue!r} on {settings.address}"
             f" ({len(names)} tools: {', '.join(names)}; {len(worker.queues)} queues)",
             file=sys.stderr,
             flush=True,
@@ -105,7 +73,7 @@ async def _serve(args: argparse.Namespace) -> None:
     await run_worker(
         client,
         registries,
-        task_queue=args.task_queue,
+        task_queue=settings.task_queue,
         retry_safe=args.retry_safe,
         stop=stop,
         on_ready=ready,

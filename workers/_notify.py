@@ -23,17 +23,7 @@ _TIMEOUT_SECONDS = 5.0
 @activity.defn(name=NOTIFY_ACTIVITY)
 async def notify(notice: NotifyInput) -> None:
     """POST ``{event, call_id, tool, phase, request_id, prompt}`` to ``notice.url``."""
-    body = json.dumps(
-        {
-            "event": notice.event,
-            "call_id": notice.call_id,
-            "tool": notice.tool,
-            "phase": notice.phase,
-            "request_id": notice.request_id,
-            "prompt": json.loads(notice.prompt) if notice.prompt is not None else None,
-        },
-        separators=(",", ":"),
-    ).encode("utf-8")
+    body = json.dumps(notice.to_json_dict(), separators=(",", ":")).encode("utf-8")
     await asyncio.to_thread(_post, notice.url, body)
 
 

@@ -22,6 +22,7 @@ from workers._routes import ToolWorker, route_plan
 from workflows import with_scope_tool_converter
 from workflows._catalog import CatalogWorkflow
 from workflows._workflow import ToolCallWorkflow
+from workflows.settings import DEFAULT_TASK_QUEUE
 
 __all__ = ["build_worker", "load_registry", "run_worker", "workflow_runner"]
 
@@ -46,7 +47,7 @@ def build_worker(
     client: Client,
     registry: Registry | Sequence[Registry],
     *,
-    task_queue: str = "scope-tools",
+    task_queue: str = DEFAULT_TASK_QUEUE,
     retry_safe: Collection[str] = (),
     max_concurrent_activities: int | None = None,
     graceful_shutdown: timedelta = timedelta(seconds=30),
@@ -119,7 +120,7 @@ async def run_worker(
     client: Client,
     registry: Registry | Sequence[Registry],
     *,
-    task_queue: str = "scope-tools",
+    task_queue: str = DEFAULT_TASK_QUEUE,
     retry_safe: Collection[str] = (),
     stop: asyncio.Event | None = None,
     on_ready: Callable[[ToolWorker], None] | None = None,

@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
         ScopeToolPayloadConverter,
         with_scope_tool_converter,
     )
+    from workflows._prompt import Prompt, json_value, read_prompt
     from workflows._routing import ToolInfo
     from workflows._status import (
         AnswerRecord,
@@ -37,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.errors import (
         AnswerRejectedError,
+        CallConflictError,
         CallNotFoundError,
         RefusalDetail,
         RefusalReason,
@@ -62,12 +64,14 @@ __all__ = [
     "AnswerReceipt",
     "AnswerRecord",
     "AnswerRejectedError",
+    "CallConflictError",
     "CallNotFoundError",
     "CallOutcome",
     "CallStatus",
     "CallSummary",
     "PendingInput",
     "Phase",
+    "Prompt",
     "RefusalDetail",
     "RefusalReason",
     "RefusedAnswer",
@@ -80,5 +84,7 @@ __all__ = [
     "ToolInfo",
     "WorkerWait",
     "encode_answer",
+    "json_value",
+    "read_prompt",
     "with_scope_tool_converter",
 ]

@@ -47,11 +47,13 @@ from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import (
     ANSWER_REJECTION_REASONS,
     AnswerRejectedError,
+    CallConflictError,
     CallNotFoundError,
     RefusalDetail,
     RefusalReason,
     ToolCallsError,
 )
+from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from workflows.wire import (
     ANSWER,
     PHASE_KEY,
@@ -90,7 +92,7 @@ class ToolCalls:
         self,
         client: Client,
         *,
-        task_queue: str = "scope-tools",
+        task_queue: str = DEFAULT_TASK_QUEUE,
         heartbeat_timeout: timedelta = timedelta(seconds=10),
         notify_initial_interval: timedelta = timedelta(seconds=1),
         unserved_tool_timeout: timedelta = timedelta(minutes=5),
@@ -119,10 +121,10 @@ class ToolCalls:
     @classmethod
     async def connect(
         cls,
-        address: str = "localhost:7233",
+        address: str = DEFAULT_ADDRESS,
         *,
-        namespace: str = "default",
-        task_queue: str = "scope-tools",
+        namespace: str = DEFAULT_NAMESPACE,
+        task_queue: str = DEFAULT_TASK_QUEUE,
         tls: bool | TLSConfig | None = None,
         api_key: str | None = None,
     ) -> ToolCalls:
@@ -242,7 +244,7 @@ class ToolCalls:
                 request_eager_start=True,
             )
         except WorkflowAlreadyStartedError:
-            return self.get(call_id)
+            return await self._attach(call_id, request)
         except RPCError as err:
             if err.status == RPCStatusCode.INVALID_ARGUMENT:
                 # The server refused the call's shape (a tool name too long for its search
@@ -252,7 +254,38 @@ class ToolCalls:
                     f" {err.message}"
                 ) from None
             raise
+        response = getattr(handle, "_start_workflow_response", None)
+        if response is not None and getattr(response, "started", True) is False:
+            # USE_EXISTING returned the running call with this id rather than starting one.
+            return await self._attach(call_id, request)
         return ToolCallHandle(handle, call_id=call_id, client=self._client)
+
+    async def _attach(self, call_id: str, request: Request) -> ToolCallHandle:
+        """The existing call ``call_id``, if it was started for this same request.
+
+        Raises:
+            CallConflictError: the call was started with another tool or other arguments.
+        """
+        attached = self.get(call_id)
+        first = None
+        async for event in attached.workflow_handle.fetch_history_events(page_size=1):
+            first = event
+            break
+        if first is None or not first.HasField("workflow_execution_started_event_attributes"):
+            return ToolCallHandle(
+                attached.workflow_handle, call_id=call_id, attached=True, client=self._client
+            )
+        payloads = first.workflow_execution_started_event_attributes.input.payloads
+        [existing] = await self._client.data_converter.decode(payloads, [ToolCallInput])
+        if existing.tool != request.name or _as_bytes(existing.arguments) != _as_bytes(
+            request.arguments
+        ):
+            raise CallConflictError(
+                call_id, existing_tool=existing.tool, same_tool=existing.tool == request.name
+            )
+        return ToolCallHandle(
+            attached.workflow_handle, call_id=call_id, attached=True, client=self._client
+        )
 
     def get(self, call_id: str) -> ToolCallHandle:
         """A handle to the call ``call_id`` (no I/O; a missing call shows up on first use)."""
@@ -265,6 +298,9 @@ class ToolCalls:
         """Calls found by their search attributes, newest first.
 
         Visibility is eventually consistent: a call started a moment ago may not be listed yet.
+
+        Raises:
+            ToolCallsError: the server could not list (unreachable, visibility unavailable).
         """
         if limit <= 0:
             raise ValueError(f"limit must be positive, got {limit}")
@@ -276,16 +312,19 @@ class ToolCalls:
                 raise ValueError(f"tool must be a tool name ([A-Za-z0-9_-]{{1,64}}), got {tool!r}")
             clauses.append(f"{TOOL_KEY.name} = '{tool}'")
         found: list[CallSummary] = []
-        async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):
-            attributes = execution.typed_search_attributes
-            found.append(
-                CallSummary(
-                    call_id=execution.id,
-                    tool=attributes.get(TOOL_KEY) or "",
-                    phase=Phase(attributes.get(PHASE_KEY) or Phase.RUNNING.value),
-                    started_at=execution.start_time,
+        try:
+            async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):
+                attributes = execution.typed_search_attributes
+                found.append(
+                    CallSummary(
+                        call_id=execution.id,
+                        tool=attributes.get(TOOL_KEY) or "",
+                        phase=Phase(attributes.get(PHASE_KEY) or Phase.RUNNING.value),
+                        started_at=execution.start_time,
+                    )
                 )
-            )
+        except RPCError as err:
+            raise ToolCallsError(f"listing calls failed: {err.message}") from err
         found.sort(key=lambda summary: summary.started_at, reverse=True)
         return found
 
@@ -298,10 +337,12 @@ class ToolCallHandle:
         handle: WorkflowHandle[Any, CallOutcome],
         *,
         call_id: str,
+        attached: bool = False,
         client: Client | None = None,
     ) -> None:
         self._handle = handle
         self._call_id = call_id
+        self._attached = attached
         self._client = client
         # The question pending in the last status read, so answer() pins it without a read.
         self._pending_seen: str | None = None
@@ -310,6 +351,11 @@ class ToolCallHandle:
     def call_id(self) -> str:
         """The call's id (its workflow id)."""
         return self._call_id
+
+    @property
+    def attached(self) -> bool:
+        """True when :meth:`ToolCalls.start` found this call already started (same request)."""
+        return self._attached
 
     @property
     def workflow_handle(self) -> WorkflowHandle[Any, CallOutcome]:
@@ -477,7 +523,12 @@ class ToolCallHandle:
 
         A refused signal is recorded in ``status().refused`` and the call keeps waiting.
         """
-        raw = encode_answer(response, call_id=self._call_id)
+        # JSON text as bytes goes as it is: the workflow checks it and records a refusal.
+        raw = (
+            bytes(response)
+            if isinstance(response, bytes | bytearray | memoryview)
+            else encode_answer(response, call_id=self._call_id)
+        )
         try:
             await self._handle.signal(
                 ANSWER, AnswerInput(response=raw, request_id=request_id, answered_by=answered_by)
@@ -531,6 +582,10 @@ _MAX_ANSWER_TIMEOUT = timedelta(days=365 * 1000)
 
 _MAX_CALL_ID_BYTES = 1000
 """Temporal's default limit on a workflow id, checked before any RPC."""
+
+
+def _as_bytes(arguments: str | bytes) -> bytes:
+    return arguments.encode("utf-8", "surrogatepass") if isinstance(arguments, str) else arguments
 
 
 def _is_short_text(text: str, *, limit: int = _MAX_NAME_BYTES) -> bool:

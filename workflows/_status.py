@@ -3,15 +3,22 @@
 These values travel as query results and as the workflow result, so every field is plain data
 (raw JSON kept as ``bytes``, sequences as tuples) and every field added later gets a default, so
 histories recorded by an older version still decode.
+
+Each value owns its JSON (``to_json_dict``): the one documented shape of ``--json``, the inbox
+API and webhooks. Raw JSON fields become JSON values, times ISO 8601 UTC with ``Z`` and
+milliseconds, enums their string values.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 from scope_tool import FailureKind, Output
+from workflows._prompt import json_value
 from workflows.errors import RefusalDetail
 
 __all__ = [
@@ -74,6 +81,16 @@ class PendingInput:
     asked_at: datetime
     deadline: datetime | None = None
 
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{request_id, prompt, response_schema, asked_at, deadline}`` as JSON values."""
+        return {
+            "request_id": self.request_id,
+            "prompt": json_value(self.prompt),
+            "response_schema": json_value(self.response_schema),
+            "asked_at": iso_time(self.asked_at),
+            "deadline": iso_time(self.deadline),
+        }
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AnswerRecord:
@@ -84,6 +101,16 @@ class AnswerRecord:
     response: bytes
     answered_by: str | None = None
     answered_at: datetime
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{request_id, round, response, answered_by, answered_at}``."""
+        return {
+            "request_id": self.request_id,
+            "round": self.round,
+            "response": json_value(self.response),
+            "answered_by": self.answered_by,
+            "answered_at": iso_time(self.answered_at),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,6 +126,16 @@ class RefusedAnswer:
     message: str
     answered_by: str | None = None
     detail: RefusalDetail | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{request_id, reason, message, answered_by, detail}``."""
+        return {
+            "request_id": self.request_id,
+            "reason": self.reason,
+            "message": self.message,
+            "answered_by": self.answered_by,
+            "detail": self.detail.to_json_dict() if self.detail is not None else None,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,6 +153,25 @@ class CallOutcome:
     message: str = ""
     rounds: int = 0
     evidence: Output | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{phase, output, text, details, failure_kind, message, rounds, evidence}``.
+
+        ``output`` is the whole model-visible output; ``text`` its text blocks joined (or its
+        details as JSON text when it has no text); ``details`` its details as a JSON value.
+        """
+        output = self.output
+        text = output.text()
+        return {
+            "phase": self.phase.value,
+            "output": json_value(output.to_json()),
+            "text": text if text is not None else json.dumps(json_value(output.to_json())),
+            "details": json_value(output.details) if output.details else None,
+            "failure_kind": self.failure_kind.value if self.failure_kind is not None else None,
+            "message": self.message,
+            "rounds": self.rounds,
+            "evidence": json_value(self.evidence.to_json()) if self.evidence else None,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,11 +210,22 @@ class WorkerWait:
         )
         polled = (
             f"no worker has polled task queue {self.task_queue!r} since"
-            f" {self.last_poll_at.isoformat(timespec='seconds')}"
+            f" {iso_time(self.last_poll_at)}"
             if self.last_poll_at is not None
             else f"no worker polls task queue {self.task_queue!r}"
         )
         return f"waiting for a worker with tool {self.tool}{contract} ({polled})"
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """As plain JSON, with :attr:`message` for people."""
+        return {
+            "message": self.message,
+            "tool": self.tool,
+            "contract_digest": self.contract_digest,
+            "task_queue": self.task_queue,
+            "waiting_since": iso_time(self.waiting_since),
+            "last_poll_at": iso_time(self.last_poll_at),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,6 +248,26 @@ class CallStatus:
     # Set by the facade when that round has waited a few seconds for a worker.
     waiting_for_worker: WorkerWait | None = None
 
+    def to_json_dict(self) -> dict[str, Any]:
+        """The snapshot as plain JSON, each member in its own value's shape."""
+        return {
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "phase": self.phase.value,
+            "round": self.round,
+            "pending": self.pending.to_json_dict() if self.pending is not None else None,
+            "allowed_answerers": list(self.allowed_answerers),
+            "answers": [answer.to_json_dict() for answer in self.answers],
+            "refused": [refused.to_json_dict() for refused in self.refused],
+            "outcome": self.outcome.to_json_dict() if self.outcome is not None else None,
+            "notify_errors": list(self.notify_errors),
+            "waiting_for_worker": (
+                self.waiting_for_worker.to_json_dict()
+                if self.waiting_for_worker is not None
+                else None
+            ),
+        }
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallSummary:
@@ -190,3 +277,22 @@ class CallSummary:
     tool: str
     phase: Phase
     started_at: datetime
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{call_id, tool, phase, started_at}``."""
+        return {
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "phase": self.phase.value,
+            "started_at": iso_time(self.started_at),
+        }
+
+
+def iso_time(moment: datetime | None) -> str | None:
+    """ISO 8601 in UTC with ``Z`` and milliseconds (naive times are taken as UTC)."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    text = moment.astimezone(UTC).isoformat(timespec="milliseconds")
+    return text.replace("+00:00", "Z")

@@ -6,7 +6,9 @@ raises for a reason of its own::
     scope_tool.errors.ToolError
     └── ToolCallsError
         ├── AnswerRejectedError   an answer was refused; nothing changed in the call
-        └── CallNotFoundError     no call with that id exists
+        ├── CallConflictError     a call id already names a call of another request
+        ├── CallNotFoundError     no call with that id exists
+        └── SettingsError         a connection setting (flag or SCOPE_TOOL_* variable) is wrong
 
 A refusal carries a :class:`RefusalReason` and a :class:`RefusalDetail`, so a terminal, a page
 or a script renders it from fields rather than from the wording of a message.
@@ -23,9 +25,11 @@ from scope_tool.errors import ToolError
 __all__ = [
     "ANSWER_REJECTION_REASONS",
     "AnswerRejectedError",
+    "CallConflictError",
     "CallNotFoundError",
     "RefusalDetail",
     "RefusalReason",
+    "SettingsError",
     "ToolCallsError",
 ]
 
@@ -134,9 +138,30 @@ class AnswerRejectedError(ToolCallsError, ValueError):
         self.call_id = call_id
 
 
+class CallConflictError(ToolCallsError, ValueError):
+    """A call with this id exists for another tool or other arguments; nothing was started.
+
+    A call id names one logical call: starting it again with the same request attaches to it,
+    with a different one is this error (a new call needs a new id).
+    """
+
+    def __init__(self, call_id: str, *, existing_tool: str, same_tool: bool) -> None:
+        what = "other arguments" if same_tool else f"tool {existing_tool!r}"
+        super().__init__(
+            f"call {call_id!r} already exists with {what}; it was not started again"
+            " (a new call needs a new id)"
+        )
+        self.call_id = call_id
+        self.existing_tool = existing_tool
+
+
 class CallNotFoundError(ToolCallsError, LookupError):
     """No call with this id exists in the namespace."""
 
     def __init__(self, call_id: str) -> None:
         super().__init__(f"no tool call with id {call_id!r}")
         self.call_id = call_id
+
+
+class SettingsError(ToolCallsError, ValueError):
+    """A connection setting has a value it cannot take; the message names the setting."""

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from temporalio.common import SearchAttributeKey
 
 from scope_tool import FailureKind, Output
+from workflows._prompt import json_value
 
 __all__ = [
     "ANSWER",
@@ -217,6 +218,20 @@ class NotifyInput:
     phase: str
     request_id: str | None = None
     prompt: str | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The webhook's body: ``{event, call_id, tool, phase, request_id, prompt}``.
+
+        Same conventions as the status values' ``to_json_dict`` (the prompt as a JSON value).
+        """
+        return {
+            "event": self.event,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "phase": self.phase,
+            "request_id": self.request_id,
+            "prompt": json_value(self.prompt.encode("utf-8")) if self.prompt is not None else None,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,6 +6,8 @@ Exit codes: 2 for a wrong command line (bad JSON, unknown flag), 1 for a refusal
 
 from __future__ import annotations
 
+import uuid
+
 from ._cli import DevProcess, assert_user_error, cli, free_port, run_cli
 
 
@@ -77,3 +79,19 @@ def _call_id(stdout: str) -> str:
     first = stdout.splitlines()[0]
     assert first.startswith("started call "), stdout
     return first.split()[2]
+
+
+def test_reusing_a_call_id_with_other_arguments_is_an_error(dev_session: DevProcess) -> None:
+    call_id = f"reuse-{uuid.uuid4().hex[:12]}"
+    first = cli(dev_session, "call", "add", '{"a":1,"b":2}', "--id", call_id, "--wait")
+    assert first.code == 0, first
+    assert f"started call {call_id} (tool add)" in first.stdout
+    other = cli(dev_session, "call", "add", '{"a":5,"b":5}', "--id", call_id, "--wait")
+    assert_user_error(
+        other, code=2, contains=f"call '{call_id}' already exists with other arguments"
+    )
+    assert "a new call needs a new id" in other.stderr
+    same = cli(dev_session, "call", "add", '{"a":1,"b":2}', "--id", call_id, "--wait")
+    assert same.code == 0, same
+    assert f"attached to the existing call {call_id} (tool add)" in same.stdout
+    assert "started call" not in same.stdout

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from scope_tool_cli._connection import ConnectionOptions
+from scope_tool_cli._connection import settings_from_args
 from scope_tool_cli._dev import waiting_calls_url
 from scope_tool_cli._dev_server import SEARCH_ATTRIBUTES, DevLock, DevServerSettings
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_USAGE, CommandError
@@ -25,8 +25,8 @@ from scope_tool_cli._render import (
     render_table,
     status_to_json,
 )
-from workers.__main__ import _tls_from_environment
 from workflows import CallStatus, PendingInput, Phase
+from workflows.settings import Settings
 from workflows.wire import PHASE_KEY, TOOL_KEY
 
 
@@ -136,7 +136,7 @@ def test_connection_flags_and_environment(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("SCOPE_TOOL_ADDRESS", "temporal.example:7233")
     monkeypatch.setenv("SCOPE_TOOL_NAMESPACE", "agents")
     monkeypatch.setenv("SCOPE_TOOL_TLS", "true")
-    options = ConnectionOptions.from_args(build_parser().parse_args(["pending"]))
+    options = settings_from_args(build_parser().parse_args(["pending"]))
     assert (options.address, options.namespace, options.task_queue) == (
         "temporal.example:7233",
         "agents",
@@ -144,10 +144,15 @@ def test_connection_flags_and_environment(monkeypatch: pytest.MonkeyPatch) -> No
     )
     assert options.tls_config() is True
     flagged = build_parser().parse_args(["pending", "--address", "other:1", "--namespace", "x"])
-    assert ConnectionOptions.from_args(flagged).address == "other:1"
+    assert settings_from_args(flagged).address == "other:1"
     monkeypatch.delenv("SCOPE_TOOL_TLS")
-    plain = ConnectionOptions.from_args(build_parser().parse_args(["pending"]))
+    plain = settings_from_args(build_parser().parse_args(["pending"]))
     assert plain.tls_config() is False
+
+
+def _tls_from_environment() -> object:
+    """What ``python -m workers`` connects with: the one settings reader, from the environment."""
+    return Settings.from_env().tls_config()
 
 
 def test_the_worker_process_reads_tls_from_the_environment(
@@ -163,6 +168,10 @@ def test_the_worker_process_reads_tls_from_the_environment(
     assert _tls_from_environment() is False
     monkeypatch.setenv("SCOPE_TOOL_TLS", "1")
     assert _tls_from_environment() is True
+    monkeypatch.setenv("SCOPE_TOOL_TLS", "no")  # one truth rule: "no" is plain text everywhere
+    assert _tls_from_environment() is False
+    assert settings_from_args(build_parser().parse_args(["pending"])).tls_config() is False
+    monkeypatch.setenv("SCOPE_TOOL_TLS", "1")
     cert, key, ca = tmp_path / "c.pem", tmp_path / "k.pem", tmp_path / "ca.pem"
     cert.write_bytes(b"CERT")
     key.write_bytes(b"KEY")
@@ -187,13 +196,13 @@ def test_mtls_files_are_read_and_missing_ones_named(tmp_path: Path) -> None:
     cert.write_bytes(b"CERT")
     key.write_bytes(b"KEY")
     args = build_parser().parse_args(["pending", "--tls-cert", str(cert), "--tls-key", str(key)])
-    config = ConnectionOptions.from_args(args).tls_config()
+    config = settings_from_args(args).tls_config()
     assert not isinstance(config, bool)
     assert (config.client_cert, config.client_private_key) == (b"CERT", b"KEY")
     missing = build_parser().parse_args(
         ["pending", "--tls-cert", str(cert), "--tls-key", str(tmp_path / "nope.pem")]
     )
     with pytest.raises(CommandError) as refused:
-        ConnectionOptions.from_args(missing).tls_config()
+        settings_from_args(missing)
     assert refused.value.exit_code == EXIT_USAGE
     assert "nope.pem" in refused.value.message

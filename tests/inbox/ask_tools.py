@@ -7,9 +7,10 @@ a test reads back exactly what the inbox sent.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
+
+from helpers.waiting import wait_for_phase
 
 from scope_tool import Definition, InputRequest, Invocation, Output, Registry, Request, Result
 from workflows import Phase, ToolCalls
@@ -49,18 +50,6 @@ REGISTRY = Registry(Ask())
 def ask_arguments(prompt: object, schema: object) -> str:
     """The ``arguments`` text of an ``ask`` request."""
     return json.dumps({"prompt": prompt, "schema": schema})
-
-
-async def wait_for_phase(handle: Any, phase: Phase, within: float = 20) -> Any:
-    """Poll ``status`` until the call reaches ``phase`` (fail after ``within`` seconds)."""
-    deadline = asyncio.get_running_loop().time() + within
-    while True:
-        status = await handle.status()
-        if status.phase is phase:
-            return status
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"call {handle.call_id} stayed {status.phase}, expected {phase}")
-        await asyncio.sleep(0.05)
 
 
 async def start_waiting(

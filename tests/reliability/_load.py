@@ -23,6 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from helpers.servers import DedicatedDevServer
 from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.client import Client
 from temporalio.service import RPCError
@@ -31,7 +32,6 @@ from scope_tool import Request
 from workflows import DATA_CONVERTER, CallOutcome, Phase, ToolCalls
 from workflows.wire import CALL_TOOL_ACTIVITY
 
-from ._dev_server import DedicatedDevServer
 from ._ledger import LedgerAudit, SideEffectLedger
 from ._processes import AnswererProcess, WorkerProcess
 

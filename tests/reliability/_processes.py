@@ -18,106 +18,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import helpers.workers
+from helpers.workers import python_environment
+
 from ._ledger import LEDGER_ENV
 from ._tools import HOLD_ENV
 
 __all__ = ["AnswererProcess", "WorkerProcess", "python_environment"]
 
-TESTS_DIRECTORY = Path(__file__).resolve().parents[1]
 TOOLS_ATTRIBUTE = "reliability._tools:REGISTRY"
 
 
-def python_environment(**extra: str) -> dict[str, str]:
-    """The environment for a child Python: ``tests`` importable, output unbuffered."""
-    environment = dict(os.environ)
-    existing = environment.get("PYTHONPATH", "")
-    environment["PYTHONPATH"] = (
-        f"{TESTS_DIRECTORY}{os.pathsep}{existing}" if existing else str(TESTS_DIRECTORY)
-    )
-    environment["PYTHONUNBUFFERED"] = "1"
-    environment.update(extra)
-    return environment
-
-
 @dataclass(slots=True, kw_only=True)
-class WorkerProcess:
-    """``python -m workers`` serving the reliability tools on one task queue."""
+class WorkerProcess(helpers.workers.WorkerProcess):
+    """``python -m workers`` serving the reliability tools, with their ledger and hold time."""
 
-    address: str
-    task_queue: str
     ledger_file: Path
-    log_file: Path
+    tools: str = TOOLS_ATTRIBUTE
     hold_seconds: float = 0.0
-    retry_safe: tuple[str, ...] = ()
-    process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
-        """Spawn the worker; it polls as soon as it has connected."""
-        log = self.log_file.open("ab")
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "workers",
-                "--tools",
-                TOOLS_ATTRIBUTE,
-                "--address",
-                self.address,
-                "--task-queue",
-                self.task_queue,
-                *(flag for tool in self.retry_safe for flag in ("--retry-safe", tool)),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=python_environment(
-                **{LEDGER_ENV: str(self.ledger_file), HOLD_ENV: str(self.hold_seconds)}
-            ),
-            start_new_session=True,
-        )
-        log.close()
-
-    def wait_ready(self, *, timeout: float) -> None:
-        """Block until the worker logs that it polls (``worker ready``), or fail loudly."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if "worker ready" in self.log_text():
-                return
-            if not self.alive:
-                raise RuntimeError(f"worker exited before it was ready: {self.log_text()[-2000:]}")
-            time.sleep(0.05)
-        raise RuntimeError(f"worker not ready after {timeout} s: {self.log_text()[-2000:]}")
-
-    @property
-    def alive(self) -> bool:
-        """True while the process has not exited."""
-        return self.process is not None and self.process.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL: activities in flight are abandoned mid-tool."""
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=30)
-
-    def stop(self) -> int | None:
-        """SIGTERM and wait (the worker promises a clean stop); returns the exit code."""
-        if self.process is None:
-            return None
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=30)
-        return self.process.returncode
-
-    def log_text(self) -> str:
-        """The worker's combined output (for assertions on crashes and tracebacks)."""
-        try:
-            return self.log_file.read_text(errors="replace")
-        except OSError:
-            return ""
+    def child_environment(self) -> dict[str, str]:
+        """The ledger the tools append to and how long they hold."""
+        return {LEDGER_ENV: str(self.ledger_file), HOLD_ENV: str(self.hold_seconds)}
 
 
 @dataclass(slots=True, kw_only=True)

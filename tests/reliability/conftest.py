@@ -15,11 +15,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from helpers.servers import DedicatedDevServer
 from temporalio.client import Client
 
 from workflows import DATA_CONVERTER, ToolCalls
 
-from ._dev_server import DedicatedDevServer
 from ._ledger import SideEffectLedger
 from ._processes import WorkerProcess
 

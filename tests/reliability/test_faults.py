@@ -3,7 +3,7 @@
 ``approve_write`` is not safe to retry. Whatever breaks, its effect must never happen twice, a
 COMPLETED call must have its effect, and the calls the dead worker abandoned inside the tool
 must end ERRORED "outcome unknown" (counted), not be silently re-run or left hanging.
-The full-size run is ``tests/stress/test_stress_faults.py``.
+Small (40 calls) in ``make test``; full (1,000 calls) with ``SCOPE_TOOL_TEST_SIZE=full``.
 """
 
 from __future__ import annotations
@@ -13,34 +13,59 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
+from helpers.servers import DedicatedDevServer
 from temporalio.client import Client
 
 from scope_tool import Request
 from workflows import DATA_CONVERTER, Phase, ToolCalls
 
-from ._dev_server import DedicatedDevServer
+from ._figures import record_figures
 from ._ledger import SideEffectLedger
-from ._load import FaultPlan, run_load
+from ._load import run_load
 from ._processes import WorkerProcess
+from ._sizes import SIZE
 from .conftest import HEARTBEAT_TIMEOUT
 
-CALLS = 40
 
-
+@pytest.mark.timeout(SIZE.test_timeout_seconds)
 async def test_worker_and_server_kills_lose_and_duplicate_nothing(
     fresh_server: DedicatedDevServer, tmp_path: Path
 ) -> None:
     report = await run_load(
         server=fresh_server,
         workdir=tmp_path,
-        calls=CALLS,
+        calls=SIZE.fault_calls,
         workers=2,
-        hold_seconds=0.4,
-        faults=FaultPlan(kill_worker_at=0.2, kill_server_at=0.5, server_down_seconds=2.0),
-        heartbeat_timeout=HEARTBEAT_TIMEOUT,
-        budget_seconds=100.0,
+        hold_seconds=SIZE.fault_hold_seconds,
+        faults=SIZE.fault_plan,
+        heartbeat_timeout=SIZE.heartbeat_timeout,
+        budget_seconds=SIZE.fault_budget_seconds,
     )
     print(report.summary())
+    if SIZE.record_figures:
+        record_figures(
+            "faults",
+            {
+                "calls": SIZE.fault_calls,
+                "workers": 2,
+                "seconds": round(report.seconds, 1),
+                "calls_per_second": round(report.calls_per_second, 1),
+                "faults": list(report.faults),
+                "phases": report.phases,
+                "caught_in_tool": len(report.caught_in_tool),
+                "outcome_unknown": report.outcome_unknown,
+                "unknown_by_round": report.unknown_by_round,
+                "effects": report.audit.effects,
+                "lost": len(report.audit.lost),
+                "duplicated": len(report.audit.duplicated),
+                "misrouted": len(report.audit.misrouted),
+                "workflow_task_failed": len(report.workflow_task_failures),
+                "rounds_rerun": len(report.rounds_rerun),
+                "longest_pause_between_effects_s": round(report.longest_pause_seconds, 1),
+                "answerer": report.answerer,
+            },
+        )
 
     assert len(report.faults) == 4, report.faults  # worker kill, replacement, server kill, restart
     assert fresh_server.starts == 2

@@ -14,11 +14,12 @@ import asyncio
 import json
 import uuid
 
+from helpers.servers import DedicatedDevServer
+
 from scope_tool import Request
 from workflows import Phase, ToolCalls
 
 from ._cli import CLI_ANSWERS, CLI_REQUESTS, run_cli
-from ._dev_server import DedicatedDevServer
 from ._processes import WorkerProcess
 from ._refusals import workflow_task_failures
 

@@ -15,11 +15,12 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from temporalio.api.enums.v1 import EventType
 
 from scope_tool import Request
 from scope_tool.errors import ToolError
-from workflows import Phase, ToolCallHandle, ToolCalls
+from workflows import CallConflictError, Phase, ToolCallHandle, ToolCalls
 
 from ._hostile_inputs import (
     EXPLICIT_REQUESTS,
@@ -96,12 +97,13 @@ async def test_hostile_answers_are_refused_and_change_nothing(
     )
     print(f"hostile answers: {tally.total} tried: {dict(tally.counts)}")
 
-    # A hostile request reusing the waiting call's id attaches to it; it never alters it.
+    # A hostile request reusing the waiting call's id is refused (an id names one request:
+    # another tool or other arguments is a conflict); it never alters the call.
     for name, arguments in EXPLICIT_REQUESTS[:12]:
-        attached = await reliability_calls.start(
-            Request(name=name, arguments=arguments), call_id=handle.call_id
-        )
-        assert attached.call_id == handle.call_id
+        with pytest.raises(CallConflictError, match=handle.call_id):
+            await reliability_calls.start(
+                Request(name=name, arguments=arguments), call_id=handle.call_id
+            )
     assert await handle.status() == baseline
     assert tally.violations == [], tally.report()
 

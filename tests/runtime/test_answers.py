@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.waiting import wait_for_phase, wait_until
 from temporalio.api.enums.v1 import EventType
 
 from runtime.example_tools import ledger_lines
-from runtime.waiting import wait_for_phase, wait_until
 from scope_tool import MAX_INPUT_BYTES, Request
 from workflows import AnswerRejectedError, Phase, ToolCalls
 

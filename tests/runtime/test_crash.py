@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.servers import DedicatedDevServer
+from helpers.waiting import wait_for_phase, wait_until
+from helpers.workers import worker_process
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from runtime.example_tools import ledger_lines
-from runtime.processes import ServerProcess, worker_process
-from runtime.waiting import wait_for_phase, wait_until
 from scope_tool import Request
 from workflows import DATA_CONVERTER, Phase, ToolCalls
 
@@ -68,7 +69,7 @@ async def _kill_worker_inside_tool(
             else:
                 raise AssertionError("the retry-safe round never heartbeat before running")
         worker.kill()
-        await worker.process.wait()
+        await asyncio.to_thread(worker.process.wait)
     return handle
 
 
@@ -80,7 +81,7 @@ async def test_worker_killed_while_waiting_then_answered_with_no_worker(
         handle = await calls.start(_plan(ledger), call_id=f"crash-wait-{uuid.uuid4()}")
         pending = (await wait_for_phase(handle, Phase.AWAITING_INPUT)).pending
         first.kill()
-        await first.process.wait()
+        await asyncio.to_thread(first.process.wait)
     # No worker runs: the update is accepted by the server and waits for one.
     answering = asyncio.create_task(
         handle.answer({"approve": True}, request_id=pending.request_id, answered_by="alice")
@@ -162,8 +163,8 @@ async def test_retry_safe_tool_completes_on_another_worker(
 
 @pytest.mark.slow
 async def test_server_killed_and_restarted_while_calls_wait(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path / "server.db", tmp_path / "server.log")
-    await server.start(register=True)
+    server = DedicatedDevServer(db_file=tmp_path / "server.db", log_file=tmp_path / "server.log")
+    await asyncio.to_thread(server.start)
     try:
         task_queue = f"restart-{uuid.uuid4()}"
         client = await Client.connect(server.address, data_converter=DATA_CONVERTER)
@@ -176,9 +177,9 @@ async def test_server_killed_and_restarted_while_calls_wait(tmp_path: Path) -> N
             ]
             for handle in handles:
                 await wait_for_phase(handle, Phase.AWAITING_INPUT)
-            await server.kill()
+            await asyncio.to_thread(server.kill)
             await asyncio.sleep(0.5)
-            await server.start(register=False)
+            await asyncio.to_thread(server.start)
             client = await Client.connect(server.address, data_converter=DATA_CONVERTER)
             calls = ToolCalls(client, task_queue=task_queue, heartbeat_timeout=HEARTBEAT)
             for handle in handles:
@@ -189,7 +190,7 @@ async def test_server_killed_and_restarted_while_calls_wait(tmp_path: Path) -> N
         assert [outcome.phase for outcome in outcomes] == [Phase.COMPLETED] * 3
         assert [ledger_lines(ledger) for ledger in ledgers] == [["plan"]] * 3
     finally:
-        await server.stop()
+        await asyncio.to_thread(server.stop)
 
 
 async def test_worker_process_stops_cleanly_on_sigterm(
@@ -198,7 +199,7 @@ async def test_worker_process_stops_cleanly_on_sigterm(
     log = tmp_path / "w.log"
     async with worker_process(temporal_address, task_queue, log) as worker:
         worker.process.send_signal(signal.SIGTERM)
-        code = await asyncio.wait_for(worker.process.wait(), timeout=20)
+        code = await asyncio.wait_for(asyncio.to_thread(worker.process.wait), timeout=20)
     assert code == 0
     assert "worker stopped" in log.read_text()
 

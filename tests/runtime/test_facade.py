@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.waiting import wait_for_phase, wait_until_async
 
 from runtime.example_tools import CHANGED_REGISTRY, ledger_lines
-from runtime.waiting import wait_for_phase, wait_until_async
 from scope_tool import Request
 from workers import build_worker
-from workflows import CallNotFoundError, Phase, ToolCalls, ToolCallsError
+from workflows import CallConflictError, CallNotFoundError, Phase, ToolCalls, ToolCallsError
 
 
 async def test_second_start_attaches_to_the_running_call(
@@ -224,3 +224,25 @@ async def test_connect_uses_the_scope_tool_converter(
         Request(name="echo", arguments='{"text":"via connect"}'), call_id=f"conn-{uuid.uuid4()}"
     )
     assert (await handle.result()).output.text() == "echo: via connect"
+
+
+@pytest.mark.parametrize("finish_first", [False, True], ids=["running", "finished"])
+async def test_a_call_id_names_one_request(
+    calls: ToolCalls, worker: Any, tmp_path: Path, finish_first: bool
+) -> None:
+    ledger = tmp_path / "ledger"
+    arguments = json.dumps({"ledger": str(ledger), "seconds": 0 if finish_first else 2})
+    call_id = f"one-request-{uuid.uuid4()}"
+    first = await calls.start(Request(name="slow", arguments=arguments), call_id=call_id)
+    assert first.attached is False
+    if finish_first:
+        await first.result()
+    same = await calls.start(Request(name="slow", arguments=arguments), call_id=call_id)
+    assert same.attached is True
+    other = json.dumps({"ledger": str(ledger), "seconds": 1})
+    with pytest.raises(CallConflictError, match="already exists with other arguments"):
+        await calls.start(Request(name="slow", arguments=other), call_id=call_id)
+    with pytest.raises(CallConflictError, match="already exists with tool 'slow'"):
+        await calls.start(Request(name="echo", arguments='{"text":"x"}'), call_id=call_id)
+    await same.result()
+    assert ledger_lines(ledger) == ["start", "end"]  # the tool ran once

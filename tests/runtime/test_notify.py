@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.waiting import wait_for_phase, wait_until
 
 from runtime.example_tools import ledger_lines
-from runtime.waiting import wait_for_phase, wait_until
 from scope_tool import Request
 from workflows import Phase, ToolCalls
 

@@ -8,8 +8,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from helpers.waiting import wait_for_phase, wait_until
+
 from runtime.example_tools import ledger_lines
-from runtime.waiting import wait_for_phase, wait_until
 from scope_tool import FailureKind, Request
 from workflows import Phase, ToolCalls
 

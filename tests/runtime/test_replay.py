@@ -14,10 +14,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from helpers.waiting import wait_for_phase
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-from runtime.waiting import wait_for_phase
 from scope_tool import Request
 from workers import workflow_runner
 from workflows import DATA_CONVERTER, Phase, ToolCalls, ToolCallWorkflow

@@ -14,9 +14,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from helpers.waiting import wait_for_phase, wait_until_async
+from helpers.workers import worker_process
+
 from runtime.example_tools import REGISTRY, ledger_lines
-from runtime.processes import worker_process
-from runtime.waiting import wait_for_phase, wait_until_async
 from scope_tool import Request
 from workflows import Phase, ToolCalls
 
@@ -44,7 +45,7 @@ async def test_rolling_deploy_keeps_waiting_calls_alive(
     old_digest = REGISTRY.resolve("deploy_plan").contract.digest  # type: ignore[union-attr]
     ledgers = {f"old-{n}": tmp_path / f"old-{n}" for n in range(3)}
 
-    async with worker_process(temporal_address, task_queue, tmp_path / "v1.log", tools=[V1]):
+    async with worker_process(temporal_address, task_queue, tmp_path / "v1.log", tools=V1):
         old = {
             name: await calls.start(_plan(ledger), call_id=f"{name}-{uuid.uuid4()}")
             for name, ledger in ledgers.items()
@@ -52,7 +53,7 @@ async def test_rolling_deploy_keeps_waiting_calls_alive(
         for handle in old.values():
             await wait_for_phase(handle, Phase.AWAITING_INPUT)
     # Version 1 stopped by SIGTERM (the context's exit); version 2 takes over.
-    async with worker_process(temporal_address, task_queue, tmp_path / "v2.log", tools=[V2]):
+    async with worker_process(temporal_address, task_queue, tmp_path / "v2.log", tools=V2):
         for handle in old.values():
             await handle.answer({"approve": True}, answered_by="alice")
 
@@ -77,7 +78,7 @@ async def test_rolling_deploy_keeps_waiting_calls_alive(
         assert all(ledger_lines(ledgers[name]) == ["plan"] for name in old)
 
     # A worker serving both versions: the old calls drain on their own contract.
-    async with worker_process(temporal_address, task_queue, tmp_path / "v3.log", tools=[V2, V1]):
+    async with worker_process(temporal_address, task_queue, tmp_path / "v3.log", tools=(V2, V1)):
         handles = {**old, "new": new}
         for handle in handles.values():
             await _until_question(handle, 2)

@@ -14,11 +14,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from helpers.waiting import wait_for_phase, wait_until_async
 from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client
 
 from runtime.example_tools import CHANGED_REGISTRY, REGISTRY, ledger_lines
-from runtime.waiting import wait_for_phase, wait_until_async
 from scope_tool import Func, Registry, Request
 from workers import build_worker
 from workflows import DATA_CONVERTER, Phase, ToolCalls

@@ -10,8 +10,9 @@ import os
 import uuid
 
 import pytest
+from helpers.servers import DedicatedDevServer
 from reliability._cli import CLI_ANSWERS, CLI_REQUESTS, run_cli
-from reliability._dev_server import DedicatedDevServer
+from reliability._figures import record_figures
 from reliability._hostile_inputs import (
     EXPLICIT_REQUESTS,
     explicit_answers,
@@ -29,8 +30,6 @@ from reliability._refusals import (
 
 from scope_tool import Request
 from workflows import Phase, ToolCalls
-
-from ._figures import record_figures
 
 GENERATED_REQUESTS = 400
 GENERATED_ANSWERS = 600

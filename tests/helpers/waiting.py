@@ -1,4 +1,4 @@
-"""Polling helpers for runtime tests (a call's phase, a ledger's content)."""
+"""Polling helpers (a call's phase, a ledger's content), each failing loudly after a bound."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ async def wait_for_phase(handle: Any, phase: Phase, within: float = 20) -> Any:
         if status.phase is phase:
             return status
         if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"call stayed {status.phase}, expected {phase}")
+            raise AssertionError(f"call {handle.call_id} stayed {status.phase}, expected {phase}")
         await asyncio.sleep(0.05)
 
 

@@ -1,0 +1,116 @@
+"""The Python samples in README.md and docs/ run as written."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scope_tool import Request
+from workers import build_worker
+from workers.examples import registry as example_registry
+
+from ._markdown import ROOT, CodeBlock, doc_pages, read_page
+from ._samples import assert_prints_match, compile_sample, run_sample
+
+
+def _python_blocks(page: Path | None = None) -> list[CodeBlock]:
+    pages = doc_pages() if page is None else [page]
+    return [
+        block for path in pages for block in read_page(path).blocks if block.language == "python"
+    ]
+
+
+def test_the_samples_are_found() -> None:
+    assert len(_python_blocks()) >= 4
+
+
+@pytest.mark.parametrize("block", _python_blocks(), ids=lambda block: block.where)
+def test_every_python_sample_compiles(block: CodeBlock) -> None:
+    compile_sample(block)
+
+
+def _own_tool_block() -> CodeBlock:
+    found = [b for b in _python_blocks(ROOT / "README.md") if b.text.startswith("# my_tools.py")]
+    assert len(found) == 1, "README.md has no (or several) `# my_tools.py` samples"
+    return found[0]
+
+
+def test_your_own_tool_loads_as_the_worker_loads_it(tmp_path: Path) -> None:
+    """Saved as my_tools.py where the command runs, ``--tools my_tools:registry`` finds it."""
+    (tmp_path / "my_tools.py").write_text(_own_tool_block().text, encoding="utf-8")
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from workers import load_registry\n"
+            "registry = load_registry('my_tools:registry')\n"
+            "print(sorted(d.name for d in registry.definitions()))",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.strip() == "['greet', 'refund']"
+
+
+async def test_your_own_tool_behaves_as_the_readme_says() -> None:
+    namespace: dict[str, Any] = {"__name__": "my_tools"}
+    exec(compile_sample(_own_tool_block()), namespace)
+    registry = namespace["registry"]
+
+    greet = registry.resolve("greet")
+    greeted = await greet.call(
+        greet.contract.prepare(Request(name="greet", arguments='{"name": "Ada"}'))
+    )
+    assert greeted.output.text() == "Hello, Ada!"
+
+    refund = registry.resolve("refund")
+    request = Request(name="refund", arguments='{"order": "A-17"}')
+    asked = await refund.call(refund.contract.prepare(request))
+    assert asked.input_request is not None
+    assert asked.input_request.prompt == b'"Refund order A-17?"'
+    approved = asked.input_request.continuation(b"true")
+    done = await refund.call(refund.contract.prepare(request, approved))
+    assert done.output.text() == "refunded A-17"
+    declined = asked.input_request.continuation(b"false")
+    assert (await refund.call(refund.contract.prepare(request, declined))).output.text() == (
+        "refund declined"
+    )
+
+
+@pytest.mark.parametrize(
+    "block", _python_blocks(ROOT / "docs" / "protocol.md"), ids=lambda block: block.where
+)
+async def test_protocol_sample_runs(block: CodeBlock) -> None:
+    printed = await run_sample(block)
+    assert_prints_match(block, printed)
+
+
+@pytest.mark.parametrize(
+    "block", _python_blocks(ROOT / "docs" / "runtime.md"), ids=lambda block: block.where
+)
+async def test_runtime_sample_runs_against_a_server(
+    block: CodeBlock, temporal_client: Any, temporal_address: str, task_queue: str
+) -> None:
+    """Run as written against the session's server, with a worker serving the example tools.
+
+    Only where it connects and the call id change: the session server is not on 7233, each test
+    has its own task queue, and call ids are unique per namespace.
+    """
+    call_id = f"deploy-{uuid.uuid4().hex[:8]}"
+    source = block.text.replace('"localhost:7233"', repr(temporal_address))
+    source = source.replace('task_queue="scope-tools"', f"task_queue={task_queue!r}")
+    source = source.replace('"deploy-42"', repr(call_id))
+    assert re.search(r"ToolCalls\.connect\(", source)
+    async with build_worker(temporal_client, example_registry, task_queue=task_queue):
+        printed = await run_sample(block, source)
+    assert_prints_match(block, printed, source.replace("deploy-42", call_id))

@@ -1,0 +1,46 @@
+"""``scope-tool --version`` and the help a newcomer reads first: every sub-command says what it does."""
+
+from __future__ import annotations
+
+import argparse
+from importlib.metadata import version
+
+import pytest
+
+from scope_tool_cli._parser import build_parser
+
+from ._cli import run_cli
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert len(actions) == 1
+    return dict(actions[0].choices)
+
+
+def test_version_prints_the_installed_version() -> None:
+    shown = run_cli("--version")
+    assert shown.code == 0, shown.stderr
+    assert shown.stdout.strip() == f"scope-tool {version('scope-tool')}"
+
+
+def test_the_top_level_help_has_a_line_for_every_subcommand() -> None:
+    shown = run_cli("--help")
+    assert shown.code == 0, shown.stderr
+    for name in _subcommands():
+        lines = [line.split() for line in shown.stdout.splitlines()]
+        described = [words for words in lines if words[:1] == [name] and len(words) > 1]
+        assert described, f"`scope-tool --help` has no description line for {name!r}"
+
+
+@pytest.mark.parametrize("name", sorted(_subcommands()))
+def test_each_subcommand_help_starts_with_what_it_does(name: str) -> None:
+    shown = run_cli(name, "--help")
+    assert shown.code == 0, shown.stderr
+    paragraphs = shown.stdout.split("\n\n")
+    assert paragraphs[0].startswith(f"usage: scope-tool {name}"), shown.stdout
+    description = paragraphs[1].strip()
+    assert description, shown.stdout
+    assert not description.startswith(("positional", "options")), shown.stdout
+    assert description.endswith("."), description

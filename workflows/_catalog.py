@@ -3,8 +3,10 @@
 Each worker process signals its catalog (``publish``: tool definitions and contract digests) to
 the one catalog workflow of its task queue at startup, starting it if needed
 (signal-with-start), and withdraws it (``withdraw``) when it stops. ``ToolCalls.tools()`` reads
-it with the ``catalog`` query and keeps only tools whose queues have live pollers, so a worker
-killed without withdrawing drops out of the listing once the server forgets its pollers.
+its memo ``catalog`` (kept equal to the state on every change, so listing needs a describe, not
+a worker to answer a query; the ``catalog`` query gives the same) and keeps only tools whose
+queues have live pollers, so a worker killed without withdrawing drops out of the listing once
+the server forgets its pollers.
 
 The workflow only holds state: it waits until its history grows and continues as new with the
 catalog as its input. Deterministic like ``ToolCallWorkflow``, and unsandboxed for the same
@@ -18,6 +20,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from workflows.wire import (
         CATALOG,
+        CATALOG_MEMO,
         CATALOG_WORKFLOW_NAME,
         PUBLISH,
         WITHDRAW,
@@ -53,7 +56,7 @@ class CatalogWorkflow:
             )
         )
         await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(self.catalog())
+        workflow.continue_as_new(self.catalog(), memo={CATALOG_MEMO: self.catalog()})
 
     @workflow.signal(name=PUBLISH)
     def publish(self, catalog: WorkerCatalog) -> None:
@@ -64,11 +67,13 @@ class CatalogWorkflow:
         )
         while len(self._workers) > _MAX_WORKERS:
             del self._workers[next(iter(self._workers))]
+        workflow.upsert_memo({CATALOG_MEMO: self.catalog()})
 
     @workflow.signal(name=WITHDRAW)
     def withdraw(self, worker_id: str) -> None:
         """Forget a stopping worker's catalog."""
-        self._workers.pop(worker_id, None)
+        if self._workers.pop(worker_id, None) is not None:
+            workflow.upsert_memo({CATALOG_MEMO: self.catalog()})
 
     @workflow.query(name=CATALOG)
     def catalog(self) -> CatalogInput:

@@ -25,7 +25,7 @@ from scope_tool._definition import NAME_PATTERN
 from workflows._status import CallStatus, Phase, WorkerWait
 from workflows.wire import (
     CALL_TOOL_ACTIVITY,
-    CATALOG,
+    CATALOG_MEMO,
     CatalogInput,
     catalog_workflow_id,
     contract_queue,
@@ -94,13 +94,16 @@ async def list_tools(client: Client, task_queue: str) -> list[ToolInfo]:
         catalog_workflow_id(task_queue)
     )
     try:
-        catalog: CatalogInput = await handle.query(
-            CATALOG, result_type=CatalogInput, rpc_timeout=timedelta(seconds=5)
-        )
+        described = await handle.describe(rpc_timeout=timedelta(seconds=10))
     except RPCError as err:
-        if err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.DEADLINE_EXCEEDED):
-            return []  # no worker ever published, or none runs to answer: nothing is served
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return []  # no worker ever published on this task queue
         raise
+    catalog: CatalogInput | None = await described.memo_value(
+        CATALOG_MEMO, None, type_hint=CatalogInput
+    )
+    if catalog is None:
+        return []
     newest: dict[str, tuple[int, str, bytes]] = {}
     digests: dict[str, list[tuple[int, str]]] = {}
     for order, worker in enumerate(catalog.workers):

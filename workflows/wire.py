@@ -25,6 +25,7 @@ __all__ = [
     "ANSWER",
     "CALL_TOOL_ACTIVITY",
     "CATALOG",
+    "CATALOG_MEMO",
     "CATALOG_WORKFLOW_NAME",
     "CONTRACT_QUEUE_DIGEST_CHARS",
     "NOTIFY_ACTIVITY",
@@ -63,6 +64,8 @@ CATALOG_WORKFLOW_NAME: Final = "scope_tool.Catalog"
 PUBLISH: Final = "publish"
 WITHDRAW: Final = "withdraw"
 CATALOG: Final = "catalog"
+CATALOG_MEMO: Final = "catalog"
+"""The catalog workflow's memo key holding its :class:`CatalogInput` (read by a describe)."""
 
 CONTRACT_QUEUE_DIGEST_CHARS: Final = 16
 """Hex characters of a contract digest in its queue name (64 bits: collisions are not a risk)."""

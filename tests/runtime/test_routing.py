@@ -104,9 +104,26 @@ async def test_a_tool_no_worker_serves_ends_invalid_within_seconds(
     assert "no worker serves tool 'ecoh'" in (outcome.output.text() or "")
 
 
+async def _cli(capsys: Any, *args: str, address: str, queue: str) -> str:
+    """Run one ``scope-tool`` command in a thread (it runs its own event loop); its stdout."""
+    from scope_tool_cli.__main__ import run
+
+    capsys.readouterr()
+    code = await asyncio.to_thread(run, [*args, "--address", address, "--task-queue", queue])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return out
+
+
 async def test_a_call_waiting_for_a_worker_is_cancelled_promptly(
-    calls: ToolCalls, temporal_client: Any, task_queue: str, tmp_path: Path
+    calls: ToolCalls,
+    temporal_client: Any,
+    temporal_address: str,
+    task_queue: str,
+    tmp_path: Path,
+    capsys: Any,
 ) -> None:
+    """Status and pending say which worker the call waits for; cancel ends it at once."""
     ledger = tmp_path / "ledger"
     request = Request(
         name="deploy_plan", arguments=json.dumps({"ledger": str(ledger), "service": "db"})
@@ -121,6 +138,20 @@ async def test_a_call_waiting_for_a_worker_is_cancelled_promptly(
             return (await handle.status()).waiting_for_worker is not None
 
         await wait_until_async(stuck)
+        shown = await _cli(
+            capsys, "status", handle.call_id, address=temporal_address, queue=task_queue
+        )
+        assert "stuck" in shown
+        assert "waiting for a worker with tool deploy_plan, contract" in shown
+        assert f"scope-tool cancel {handle.call_id}" in shown
+        listed = await _cli(capsys, "pending", address=temporal_address, queue=task_queue)
+        assert "WAITING FOR A WORKER" in listed
+        assert handle.call_id in listed
+        as_json = json.loads(
+            await _cli(capsys, "pending", "--json", address=temporal_address, queue=task_queue)
+        )
+        [entry] = [each for each in as_json if each["call_id"] == handle.call_id]
+        assert entry["waiting_for_worker"]["tool"] == "deploy_plan"
         cancelled_at = time.monotonic()
         await handle.cancel()
         outcome = await asyncio.wait_for(handle.result(), timeout=10)

@@ -1,6 +1,6 @@
 """README "Writing your own tool", followed literally, next to a running ``scope-tool dev``.
 
-``my_tools.py`` is written to the current folder (its text is the README's), ``scope-tool worker
+``my_tools.py`` is written to the current folder (its text read from README.md), ``scope-tool worker
 --tools my_tools:registry`` starts there on dev's own task queue, next to dev's example worker:
 calls of both workers' tools complete on the right one, ``scope-tool tools`` lists both
 registries, a typo gets "did you mean", and a stopped worker's tools leave the listing.
@@ -18,10 +18,14 @@ from pathlib import Path
 
 from ._cli import DevProcess, assert_user_error, cli
 
-MY_TOOLS = '# my_tools.py\nimport json\nfrom pydantic import BaseModel\nfrom scope_tool import Definition, Func, InputRequest, Invocation, Output, Registry, Result\n\n\nclass Greeting(BaseModel):\n    name: str\n\n\ndef greet(value: Greeting) -> str:\n    return f"Hello, {value.name}!"\n\n\nclass Refund:\n    def definition(self) -> Definition:\n        return Definition(\n            name="refund",\n            description="Refund an order after approval",\n            input_schema={\n                "type": "object",\n                "required": ["order"],\n                "properties": {"order": {"type": "string"}},\n            },\n        )\n\n    async def call(self, invocation: Invocation) -> Result:\n        order = json.loads(invocation.arguments)["order"]\n        if invocation.continuation is None:  # round 1: ask, before any effect\n            return Result(\n                input_request=InputRequest(\n                    prompt=json.dumps(f"Refund order {order}?").encode(),\n                    response_schema=b\'{"type":"boolean"}\',\n                    state=json.dumps({"order": order}).encode(),\n                )\n            )\n        if json.loads(invocation.continuation.response) is not True:\n            return Result(output=Output.text_output("refund declined"))\n        return Result(output=Output.text_output(f"refunded {order}"))  # round 2: act\n\n\nregistry = Registry(Func(greet, name="greet"), Refund())\n'
-"""The README's my_tools.py (kept in step with README.md by this test's first assertion)."""
-
 README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_my_tools() -> str:
+    """The README's ``my_tools.py``: the python block that starts with that file name."""
+    text = README.read_text()
+    start = text.index("```python\n# my_tools.py\n") + len("```python\n")
+    return text[start : text.index("```", start)]
 
 
 def _wait_for_ready(worker: subprocess.Popen[str]) -> str:
@@ -41,8 +45,7 @@ def _wait_for_ready(worker: subprocess.Popen[str]) -> str:
 def test_own_tools_next_to_dev_following_the_readme(
     dev_session: DevProcess, tmp_path: Path
 ) -> None:
-    assert MY_TOOLS in README.read_text(), "README's my_tools.py changed; update MY_TOOLS"
-    (tmp_path / "my_tools.py").write_text(MY_TOOLS)
+    (tmp_path / "my_tools.py").write_text(readme_my_tools())
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     environment["SCOPE_TOOL_ADDRESS"] = dev_session.address
     worker = subprocess.Popen(

@@ -12,7 +12,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_USAGE, CommandError
-from workflows.errors import SettingsError
+from workflows.errors import EncryptionConfigError, SettingsError, TelemetryConfigError
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, Settings
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ async def connect(settings: Settings) -> ToolCalls:
     """Open the facade, turning every way of not reaching the server into one clear line."""
     try:
         return await settings.tool_calls()
-    except SettingsError as error:
+    except (SettingsError, EncryptionConfigError, TelemetryConfigError) as error:
         raise CommandError(str(error), exit_code=EXIT_USAGE) from None
     except Exception as error:
         raise CommandError(

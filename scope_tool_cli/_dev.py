@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scope_tool_cli._codec_server import dev_codec_server
 from scope_tool_cli._connection import settings_from_args
 from scope_tool_cli._dev_server import (
     DevLock,
@@ -97,11 +99,15 @@ async def _wait_for_port(ip: str, port: int, what: str) -> None:
 
 
 def _start_worker(
-    *, settings: DevServerSettings, tools: Sequence[str], task_queue: str
+    *,
+    settings: DevServerSettings,
+    tools: Sequence[str],
+    task_queue: str,
+    metrics: str | None = None,
 ) -> subprocess.Popen[bytes]:
     command, variables = Settings(
         address=f"{settings.ip}:{settings.port}", task_queue=task_queue
-    ).worker_command(tools)
+    ).worker_command(tools, metrics=metrics)
     environment = {**os.environ, **variables}
     environment.setdefault("SCOPE_TOOL_FILES_DIR", str(settings.data_dir / "files"))
     for name in ("SCOPE_TOOL_NAMESPACE", "SCOPE_TOOL_TLS", "SCOPE_TOOL_API_KEY"):
@@ -167,6 +173,7 @@ class _Children:
             settings=self.settings,
             tools=self.args.tools or [EXAMPLE_TOOLS],
             task_queue=self.args.task_queue,
+            metrics=self.args.metrics,
         )
         return self.worker
 
@@ -208,7 +215,12 @@ async def run_dev(args: argparse.Namespace) -> int:
     for signum in _STOP_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
     children = _Children(settings=settings, args=args)
+    codec_server = None
     try:
+        codec_server = dev_codec_server(ip=settings.ip, port=args.codec_port, ui_port=args.ui_port)
+        if codec_server is not None:  # encryption on: the Web UI decrypts through it
+            settings = dataclasses.replace(settings, ui_codec_endpoint=codec_server.url)
+            children.settings = settings
         children.server = server = start_dev_server(settings)
         lock.record(**children.facts())
         calls = await _wait_until_serving(server, settings, args.task_queue)
@@ -223,6 +235,8 @@ async def run_dev(args: argparse.Namespace) -> int:
         for signum in _STOP_SIGNALS:
             loop.remove_signal_handler(signum)
         await children.stop_all()
+        if codec_server is not None:
+            codec_server.stop()
         lock.release()
 
 
@@ -285,6 +299,10 @@ def _announce(
         _print(f"Inbox                {inbox}")
     tools = " + ".join(args.tools or [EXAMPLE_TOOLS])
     _print(f"Worker               tools {tools}, task queue {args.task_queue}")
+    if settings.ui_codec_endpoint:
+        _print(f"Codec server         {settings.ui_codec_endpoint} (payloads are encrypted)")
+    if args.metrics:
+        _print(f"Worker metrics       http://{args.metrics}/metrics")
     _print(f"Logs                 {settings.log_file}, {settings.data_dir / 'worker.log'}")
     _print()
     _print("From a second terminal, make a first call and approve it:")

@@ -82,6 +82,7 @@ class DevServerSettings:
     ip: str = "127.0.0.1"
     port: int = 7233
     ui_port: int = 8233
+    ui_codec_endpoint: str | None = None  # the Web UI decodes payloads there (encryption on)
 
     @property
     def db_file(self) -> Path:
@@ -114,6 +115,8 @@ class DevServerSettings:
         ]
         for name, kind in SEARCH_ATTRIBUTES:
             arguments += ["--search-attribute", f"{name}={kind}"]
+        if self.ui_codec_endpoint:
+            arguments += ["--ui-codec-endpoint", self.ui_codec_endpoint]
         return tuple(arguments)
 
 

@@ -10,8 +10,10 @@ import argparse
 import os
 from importlib.metadata import PackageNotFoundError, version
 
+from scope_tool_cli._codec_server import add_codec_server_parser
 from scope_tool_cli._connection import add_connection_arguments
 from scope_tool_cli._dev import EXAMPLE_TOOLS
+from scope_tool_cli._history import add_history_parser
 
 __all__ = ["build_parser"]
 
@@ -95,6 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"registry the worker serves instead of the examples ({EXAMPLE_TOOLS});"
         " repeat to serve versions, newest first",
     )
+    dev.add_argument(
+        "--metrics", metavar="HOST:PORT", help="worker Prometheus metrics at HOST:PORT/metrics"
+    )
+    dev.add_argument(
+        "--codec-port",
+        type=int,
+        default=8235,
+        help="codec server port for the Web UI, with SCOPE_TOOL_ENCRYPTION_KEYS (%(default)s)",
+    )
     add_connection_arguments(dev, with_address=False)
 
     worker = _command(commands, "worker", "run a worker for a registry of tools")
@@ -106,6 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the Registry to serve, as module:attribute (found from the current folder);"
         " repeat to serve versions of it, newest first, so calls started on an old contract"
         " finish on it",
+    )
+    worker.add_argument(
+        "--metrics",
+        default=os.environ.get("SCOPE_TOOL_METRICS") or None,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (env SCOPE_TOOL_METRICS)",
     )
     add_connection_arguments(worker)
 
@@ -161,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     cancel = _command(commands, "cancel", "cancel a running or waiting call")
     cancel.add_argument("call_id", metavar="ID")
     add_connection_arguments(cancel)
+
+    add_history_parser(commands)
+    add_codec_server_parser(commands)
 
     inbox = _command(commands, "inbox", "serve the web inbox for waiting calls")
     _add_inbox_arguments(inbox)

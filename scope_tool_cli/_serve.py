@@ -34,7 +34,9 @@ def run_worker(args: argparse.Namespace) -> int:
     for spec in args.tools:
         _check_tools(spec)
     command, variables = settings_from_args(args).worker_command(
-        args.tools, retry_safe=getattr(args, "retry_safe", None) or ()
+        args.tools,
+        retry_safe=getattr(args, "retry_safe", None) or (),
+        metrics=getattr(args, "metrics", None),
     )
     environment = {**os.environ, **variables}
     sys.stdout.flush()

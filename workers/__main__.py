@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from workers._routes import ToolWorker
 from workers._worker import load_registry, run_worker
+from workers.telemetry import connect_options, shutdown_telemetry
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings
 
 
@@ -45,6 +46,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="TOOL",
         help="a tool that may run again if its worker is lost mid-round (repeatable)",
     )
+    parser.add_argument(
+        "--metrics",
+        default=os.environ.get("SCOPE_TOOL_METRICS") or None,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (env SCOPE_TOOL_METRICS)",
+    )
     return parser.parse_args(argv)
 
 
@@ -55,7 +62,8 @@ async def _serve(args: argparse.Namespace) -> None:
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())  # `--tools my_tools:registry` next to my_tools.py
     registries = [load_registry(spec) for spec in args.tools]
-    client = await settings.connect()
+    # Tracing and metrics (workers.telemetry): interceptors, and a Prometheus runtime on --metrics.
+    client = await settings.connect(**connect_options(metrics=args.metrics))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for each in (signal.SIGTERM, signal.SIGINT):
@@ -78,6 +86,7 @@ async def _serve(args: argparse.Namespace) -> None:
         stop=stop,
         on_ready=ready,
     )
+    shutdown_telemetry()
     print("worker stopped", file=sys.stderr, flush=True)
 
 

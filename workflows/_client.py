@@ -53,7 +53,9 @@ from workflows.errors import (
     RefusalReason,
     ToolCallsError,
 )
+from workflows.history import CallHistory, fetch_call_history
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
+from workflows.tracing import client_tracing_interceptors
 from workflows.wire import (
     ANSWER,
     PHASE_KEY,
@@ -135,6 +137,7 @@ class ToolCalls:
             tls=tls if tls is not None else False,
             api_key=api_key,
             data_converter=DATA_CONVERTER,
+            interceptors=client_tracing_interceptors(),  # SCOPE_TOOL_TRACING (workflows.tracing)
         )
         return cls(client, task_queue=task_queue)
 
@@ -535,6 +538,10 @@ class ToolCallHandle:
             )
         except RPCError as err:
             raise self._translate(err) from err
+
+    async def history(self) -> CallHistory:
+        """The call's audit trail, read from its event history (works with no worker running)."""
+        return await fetch_call_history(self._handle, call_id=self._call_id)
 
     async def result(self) -> CallOutcome:
         """Wait for the call to end and return its outcome (every phase is a normal result)."""

@@ -22,12 +22,20 @@ from temporalio.converter import (
     AdvancedJSONEncoder,
     CompositePayloadConverter,
     DataConverter,
+    DefaultFailureConverter,
+    DefaultFailureConverterWithEncodedAttributes,
     DefaultPayloadConverter,
     JSONPlainPayloadConverter,
     JSONTypeConverter,
 )
 
 from scope_tool import Output
+from workflows.codec import (
+    EncryptedPayloadGuard,
+    compose_codecs,
+    contains_encryption,
+    encryption_codec_from_environment,
+)
 
 __all__ = ["DATA_CONVERTER", "ScopeToolPayloadConverter", "with_scope_tool_converter"]
 
@@ -72,7 +80,8 @@ class ScopeToolPayloadConverter(CompositePayloadConverter):
             *(
                 json_converter if isinstance(each, JSONPlainPayloadConverter) else each
                 for each in DefaultPayloadConverter.default_encoding_payload_converters
-            )
+            ),
+            EncryptedPayloadGuard(),  # a sealed payload without keys: a clear error
         )
 
 
@@ -83,12 +92,36 @@ DATA_CONVERTER = dataclasses.replace(
 
 
 def with_scope_tool_converter(client: Client) -> Client:
-    """``client`` itself if it already uses :data:`DATA_CONVERTER`, else a copy that does.
+    """``client`` itself if it already converts and encrypts as scope-tool needs, else a copy.
 
-    The copy shares the connection; only the data converter differs.
+    The copy shares the connection and keeps the client's own payload codec and failure
+    converter; it swaps in :class:`ScopeToolPayloadConverter` and, when
+    ``SCOPE_TOOL_ENCRYPTION_KEYS`` (or ``_FILE``) is set, chains the encryption codec after the
+    client's codec (see :mod:`workflows.codec`).
+
+    Raises:
+        EncryptionConfigError: the encryption setting is malformed.
     """
-    if client.data_converter.payload_converter_class is ScopeToolPayloadConverter:
+    converter = client.data_converter
+    if converter.payload_converter_class is not ScopeToolPayloadConverter:
+        converter = dataclasses.replace(
+            converter, payload_converter_class=ScopeToolPayloadConverter
+        )
+    if not contains_encryption(converter.payload_codec):
+        encryption = encryption_codec_from_environment()
+        if encryption is not None:
+            converter = dataclasses.replace(
+                converter,
+                payload_codec=compose_codecs(converter.payload_codec, encryption),
+                # Failure messages and stack traces become payloads too, so they are sealed.
+                failure_converter_class=(
+                    DefaultFailureConverterWithEncodedAttributes
+                    if converter.failure_converter_class is DefaultFailureConverter
+                    else converter.failure_converter_class
+                ),
+            )
+    if converter is client.data_converter:
         return client
     config = client.config()
-    config["data_converter"] = DATA_CONVERTER
+    config["data_converter"] = converter
     return Client(**config)

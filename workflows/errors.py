@@ -5,10 +5,13 @@ raises for a reason of its own::
 
     scope_tool.errors.ToolError
     └── ToolCallsError
-        ├── AnswerRejectedError   an answer was refused; nothing changed in the call
-        ├── CallConflictError     a call id already names a call of another request
-        ├── CallNotFoundError     no call with that id exists
-        └── SettingsError         a connection setting (flag or SCOPE_TOOL_* variable) is wrong
+        ├── AnswerRejectedError     an answer was refused; nothing changed in the call
+        ├── CallConflictError       a call id already names a call of another request
+        ├── CallNotFoundError       no call with that id exists
+        ├── EncryptionConfigError   SCOPE_TOOL_ENCRYPTION_KEYS(_FILE) is malformed
+        ├── PayloadDecryptionError  a payload is encrypted with a key this process lacks
+        ├── SettingsError           a connection setting (flag or SCOPE_TOOL_* variable) is wrong
+        └── TelemetryConfigError    tracing asked for without OpenTelemetry installed
 
 A refusal carries a :class:`RefusalReason` and a :class:`RefusalDetail`, so a terminal, a page
 or a script renders it from fields rather than from the wording of a message.
@@ -27,9 +30,12 @@ __all__ = [
     "AnswerRejectedError",
     "CallConflictError",
     "CallNotFoundError",
+    "EncryptionConfigError",
+    "PayloadDecryptionError",
     "RefusalDetail",
     "RefusalReason",
     "SettingsError",
+    "TelemetryConfigError",
     "ToolCallsError",
 ]
 
@@ -165,3 +171,23 @@ class CallNotFoundError(ToolCallsError, LookupError):
 
 class SettingsError(ToolCallsError, ValueError):
     """A connection setting has a value it cannot take; the message names the setting."""
+
+
+class EncryptionConfigError(ToolCallsError, ValueError):
+    """The encryption keys setting is malformed (the message names the entry, never the key)."""
+
+
+class PayloadDecryptionError(ToolCallsError):
+    """A payload cannot be decrypted here: its key id is unknown, or the data is not authentic.
+
+    Attributes:
+        key_id: the key id the payload names ("" when it names none).
+    """
+
+    def __init__(self, message: str, *, key_id: str) -> None:
+        super().__init__(message)
+        self.key_id = key_id
+
+
+class TelemetryConfigError(ToolCallsError, ValueError):
+    """``SCOPE_TOOL_TRACING`` is on but the ``[otel]`` extra is not installed."""

@@ -151,6 +151,7 @@ class Settings:
         tools: str | Sequence[str],
         *,
         retry_safe: Sequence[str] = (),
+        metrics: str | None = None,
         python: str = sys.executable,
     ) -> tuple[list[str], dict[str, str]]:
         """The one way to start ``python -m workers``: its argv and the variables to add.
@@ -163,16 +164,27 @@ class Settings:
             command += ["--tools", spec]
         for name in retry_safe:
             command += ["--retry-safe", name]
+        if metrics is not None:
+            command += ["--metrics", metrics]
         return command, self.to_env()
 
-    async def connect(self) -> Client:
-        """A Temporal client with the data converter the workflow's values need."""
+    async def connect(self, **options: Any) -> Client:
+        """A Temporal client with the data converter the workflow's values need.
+
+        ``options`` go to ``Client.connect`` as they are (a worker passes its metrics runtime and
+        interceptors, see ``workers.telemetry.connect_options``); without ``interceptors`` the
+        client traces when ``SCOPE_TOOL_TRACING`` is on (``workflows.tracing``).
+        """
+        from workflows.tracing import client_tracing_interceptors
+
+        options.setdefault("interceptors", client_tracing_interceptors())
         return await Client.connect(
             self.address,
             namespace=self.namespace,
             tls=self.tls_config(),
             api_key=self.api_key,
             data_converter=DATA_CONVERTER,
+            **options,
         )
 
     async def tool_calls(self) -> ToolCalls:

@@ -76,6 +76,7 @@ def test_every_file_in_deploy_is_parsed_by_a_test() -> None:
     assert files == [
         "README.md",
         "docker-compose.yml",
+        "kubernetes/codec-server.yaml",  # checked in tests/production/test_deploy_production.py
         "kubernetes/search-attributes-job.yaml",
         "kubernetes/temporal-values.yaml",
         "kubernetes/worker.yaml",

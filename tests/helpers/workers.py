@@ -125,10 +125,16 @@ async def worker_process(
     *,
     tools: str | tuple[str, ...] = "runtime.example_tools:REGISTRY",
     retry_safe: tuple[str, ...] = ("slow_safe",),
+    environment: dict[str, str] | None = None,
 ) -> AsyncIterator[WorkerProcess]:
     """A started, ready worker; on exit it is stopped (SIGTERM, then SIGKILL) if still alive."""
     worker = WorkerProcess(
-        address=address, task_queue=task_queue, tools=tools, log_file=log, retry_safe=retry_safe
+        address=address,
+        task_queue=task_queue,
+        tools=tools,
+        log_file=log,
+        retry_safe=retry_safe,
+        environment=dict(environment or {}),
     )
     worker.start()
     try:

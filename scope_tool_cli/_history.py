@@ -1,0 +1,110 @@
+"""``scope-tool history ID [--json]``: a call's audit trail, read from its event history.
+
+It needs no worker (``status`` of a finished call does, for its answers): the trail comes from
+the history Temporal keeps for the namespace's retention period. See ``workflows.history``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from scope_tool_cli._connection import add_connection_arguments, connect, settings_from_args
+from scope_tool_cli._errors import EXIT_OK, CommandError
+from scope_tool_cli._render import prompt_text, render_outcome
+
+if TYPE_CHECKING:
+    from workflows.history import CallHistory
+
+__all__ = ["add_history_parser", "render_history", "run_history"]
+
+
+def add_history_parser(commands: Any) -> None:
+    """Add the ``history`` sub-command to the CLI's sub-parsers."""
+    summary = "who started a call, each question, answer and refusal, the outcome"
+    history = commands.add_parser(
+        "history", help=summary, description=summary[0].upper() + summary[1:] + "."
+    )
+    history.add_argument("call_id", metavar="ID")
+    history.add_argument("--json", action="store_true", help="machine-readable output")
+    add_connection_arguments(history)
+
+
+async def run_history(args: argparse.Namespace) -> int:
+    """Print the audit trail of one call as text or JSON."""
+    from workflows import CallNotFoundError
+
+    calls = await connect(settings_from_args(args))
+    try:
+        trail = await calls.get(args.call_id).history()
+    except CallNotFoundError:
+        raise CommandError(f"no call with id {args.call_id!r}") from None
+    except Exception as error:
+        raise CommandError(f"cannot read the history of call {args.call_id!r}: {error}") from None
+    if args.json:
+        print(json.dumps(trail.to_json(), indent=2, ensure_ascii=False), flush=True)
+    else:
+        print(render_history(trail), flush=True)
+    return EXIT_OK
+
+
+def render_history(trail: CallHistory) -> str:
+    """The trail as lines a person reads top to bottom, in the order things happened."""
+    lines = [
+        f"call {trail.call_id} (tool {trail.tool})",
+        f"  started   {_time(trail.started_at)} by client {trail.started_by or '?'}",
+        f"  arguments {_compact(trail.arguments)}",
+    ]
+    if trail.allowed_answerers:
+        lines.append(f"  answerers {', '.join(trail.allowed_answerers)}")
+    moments: list[tuple[str, str]] = []
+    for question in trail.questions:
+        moments.append(
+            (
+                _time(question.asked_at),
+                f"asked     {question.request_id}: {prompt_text(question.prompt)}"
+                f"\n            schema {_compact(question.response_schema)}",
+            )
+        )
+    for answer in trail.answers:
+        repeat = " (repeat, no effect)" if answer.duplicate else ""
+        moments.append(
+            (
+                _time(answer.answered_at),
+                f"answered  {answer.request_id} by {answer.answered_by or 'anonymous'}"
+                f" via {answer.via} from client {answer.client_identity or '?'}{repeat}:"
+                f" {_compact(answer.response)}",
+            )
+        )
+    for refusal in trail.refusals:
+        moments.append(
+            (
+                _time(refusal.refused_at),
+                f"refused   {refusal.request_id or '(pending)'} from"
+                f" {refusal.answered_by or 'anonymous'} via {refusal.via} ({refusal.reason}):"
+                f" {refusal.message}",
+            )
+        )
+    for at, text in sorted(moments, key=lambda moment: moment[0]):
+        lines.append(f"  {at}  {text}")
+    if trail.outcome is not None:
+        ended = _time(trail.ended_at) if trail.ended_at else "?"
+        lines.append(f"  ended     {ended} after {trail.rounds} round(s)")
+        lines.append(render_outcome(trail.call_id, trail.outcome))
+    elif trail.execution_status != "RUNNING":
+        lines.append(f"  ended     {trail.execution_status} without an outcome (by an operator?)")
+    else:
+        lines.append(f"  still running (round {trail.rounds})")
+    return "\n".join(lines)
+
+
+def _time(moment: Any) -> str:
+    return str(moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z")
+
+
+def _compact(raw: bytes) -> str:
+    try:
+        return json.dumps(json.loads(raw), ensure_ascii=False, separators=(",", ":"))
+    except (ValueError, UnicodeDecodeError):
+        return raw.decode("utf-8", "replace")

@@ -1,0 +1,130 @@
+"""The codec server: Temporal's remote codec protocol, bearer auth and CORS for the Web UI."""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from google.protobuf import json_format
+from temporalio.api.common.v1 import Payload, Payloads
+
+from production.keys import new_key_entry
+from scope_tool_cli._codec_server import CodecServer, start_codec_server
+from scope_tool_cli._errors import CommandError
+from workflows.codec import EncryptionCodec, parse_encryption_keys
+
+UI = "http://localhost:8233"
+TOKEN = "s3cret-token"
+
+
+@pytest.fixture
+def codec() -> EncryptionCodec:
+    return EncryptionCodec(parse_encryption_keys(new_key_entry("k1")))
+
+
+@pytest.fixture
+def server(codec: EncryptionCodec) -> Iterator[CodecServer]:
+    running = start_codec_server(codec, port=0, ui_origins=(UI,), token=TOKEN)
+    yield running
+    running.stop()
+
+
+def _request(
+    url: str, *, method: str = "POST", body: bytes = b"", headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, data=body or None, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def _payloads_json(*payloads: Payload) -> bytes:
+    return json_format.MessageToJson(Payloads(payloads=payloads)).encode()
+
+
+def _auth(**extra: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json", **extra}
+
+
+def test_decode_and_encode_follow_the_remote_codec_protocol(
+    server: CodecServer, codec: EncryptionCodec
+) -> None:
+    plain = Payload(metadata={"encoding": b"json/plain"}, data=b'{"note":"MARKER"}')
+    sealed = codec.seal(plain)
+    status, headers, body = _request(
+        f"{server.url}/default/decode",  # any prefix: only the last segment counts
+        body=_payloads_json(sealed),
+        headers=_auth(Origin=UI, **{"X-Namespace": "default"}),
+    )
+    assert status == 200, body
+    assert headers["Access-Control-Allow-Origin"] == UI
+    shown = json.loads(body)
+    assert base64.b64decode(shown["payloads"][0]["data"]) == b'{"note":"MARKER"}'
+    assert base64.b64decode(shown["payloads"][0]["metadata"]["encoding"]) == b"json/plain"
+
+    status, _, body = _request(f"{server.url}/encode", body=_payloads_json(plain), headers=_auth())
+    assert status == 200, body
+    encoded = Payloads()
+    json_format.Parse(body, encoded)
+    assert encoded.payloads[0].metadata["encoding"] == b"binary/encrypted"
+    assert codec.open(encoded.payloads[0]) == plain
+
+
+def test_requests_without_the_token_are_refused(
+    server: CodecServer, codec: EncryptionCodec
+) -> None:
+    sealed = codec.seal(Payload(metadata={"encoding": b"json/plain"}, data=b"1"))
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+        status, _, body = _request(
+            f"{server.url}/decode", body=_payloads_json(sealed), headers=headers
+        )
+        assert status == 401, body
+        assert b"bearer token" in body
+
+
+def test_cors_preflight_only_for_the_ui_origin(server: CodecServer) -> None:
+    status, headers, _ = _request(
+        f"{server.url}/decode",
+        method="OPTIONS",
+        headers={"Origin": UI, "Access-Control-Request-Method": "POST"},
+    )
+    assert status == 200
+    assert headers["Access-Control-Allow-Origin"] == UI
+    assert "X-Namespace" in headers["Access-Control-Allow-Headers"]
+    assert "Authorization" in headers["Access-Control-Allow-Headers"]
+    status, headers, _ = _request(
+        f"{server.url}/decode", method="OPTIONS", headers={"Origin": "http://evil.example"}
+    )
+    assert status == 403
+    assert "Access-Control-Allow-Origin" not in headers
+
+
+def test_bad_bodies_and_unknown_keys_are_clear_errors(server: CodecServer) -> None:
+    status, _, body = _request(f"{server.url}/decode", body=b"not json", headers=_auth())
+    assert status == 400
+    assert b"not Payloads protobuf JSON" in body
+    stranger = EncryptionCodec(parse_encryption_keys(new_key_entry("other")))
+    sealed = stranger.seal(Payload(metadata={"encoding": b"json/plain"}, data=b"1"))
+    status, _, body = _request(f"{server.url}/decode", body=_payloads_json(sealed), headers=_auth())
+    assert status == 422
+    assert b"key 'other'" in body
+    status, _, _ = _request(f"{server.url}/elsewhere", body=b"{}", headers=_auth())
+    assert status == 404
+
+
+def test_without_a_token_it_only_binds_loopback(codec: EncryptionCodec) -> None:
+    with pytest.raises(CommandError, match="needs a token"):
+        start_codec_server(codec, host="0.0.0.0", port=0)
+    running = start_codec_server(codec, host="127.0.0.1", port=0)
+    try:
+        sealed = codec.seal(Payload(metadata={"encoding": b"json/plain"}, data=b"2"))
+        status, _, _ = _request(f"{running.url}/decode", body=_payloads_json(sealed))
+        assert status == 200
+    finally:
+        running.stop()

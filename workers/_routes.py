@@ -21,6 +21,7 @@ import socket
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from types import TracebackType
 
 from temporalio.client import Client
@@ -43,6 +44,9 @@ from workflows.wire import (
 __all__ = ["Route", "ToolWorker", "route_plan"]
 
 _log = logging.getLogger(__name__)
+
+_CATALOG_RPC_TIMEOUT = timedelta(seconds=5)
+"""Publishing or withdrawing never holds up a worker's start or stop for longer."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,6 +169,7 @@ class ToolWorker:
                 start_signal=PUBLISH,
                 start_signal_args=[WorkerCatalog(worker_id=self.worker_id, tools=self._catalog)],
                 static_summary=f"tools served on task queue {self._task_queue}",
+                rpc_timeout=_CATALOG_RPC_TIMEOUT,
             )
         except Exception as err:  # the tools still run; only `scope-tool tools` misses them
             _log.warning("could not publish this worker's tool catalog: %s", err)
@@ -172,6 +177,6 @@ class ToolWorker:
     async def _withdraw(self) -> None:
         try:
             handle = self._client.get_workflow_handle(catalog_workflow_id(self._task_queue))
-            await handle.signal(WITHDRAW, self.worker_id)
+            await handle.signal(WITHDRAW, self.worker_id, rpc_timeout=_CATALOG_RPC_TIMEOUT)
         except Exception as err:
             _log.warning("could not withdraw this worker's tool catalog: %s", err)

@@ -34,6 +34,7 @@ from scope_tool_cli._dev_server import (
     stop_process,
 )
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
+from scope_tool_cli._mcp import start_dev_mcp
 from workflows.settings import Settings
 
 if TYPE_CHECKING:
@@ -162,6 +163,7 @@ class _Children:
         self.server: subprocess.Popen[bytes] | None = None
         self.worker: subprocess.Popen[bytes] | None = None
         self.inbox: asyncio.Task[None] | str = "not started"
+        self.mcp: asyncio.Task[None] | str | None = None  # only with --mcp-port
         self.worker_crashes: list[float] = []
 
     @property
@@ -189,7 +191,11 @@ class _Children:
         }
 
     async def stop_all(self) -> None:
-        """Inbox, then worker, then server: nothing is left polling a stopped server."""
+        """MCP and inbox, then worker, then server: nothing is left polling a stopped server."""
+        if isinstance(self.mcp, asyncio.Task):
+            self.mcp.cancel()
+            with contextlib.suppress(BaseException):
+                await self.mcp
         if isinstance(self.inbox, asyncio.Task):
             self.inbox.cancel()
             with contextlib.suppress(BaseException):
@@ -228,8 +234,18 @@ async def run_dev(args: argparse.Namespace) -> int:
         await _wait_for_worker(children.start_worker(), children.worker_log)
         if not args.no_inbox:
             children.inbox = _start_inbox(calls, ip=settings.ip, port=args.inbox_port)
+        if getattr(args, "mcp_port", None):
+            inbox_url = f"http://localhost:{args.inbox_port}" if not args.no_inbox else None
+            children.mcp = start_dev_mcp(
+                calls,
+                tools=(args.tools or [EXAMPLE_TOOLS])[0],  # the newest version's contracts
+                ip=settings.ip,
+                port=args.mcp_port,
+                data_dir=settings.data_dir,
+                inbox_url=inbox_url,
+            )
         lock.record(**children.facts())
-        _announce(settings, args, children.inbox)
+        _announce(settings, args, children.inbox, mcp=children.mcp)
         return await _supervise(stop, children=children, lock=lock)
     finally:
         for signum in _STOP_SIGNALS:
@@ -285,7 +301,11 @@ def _may_restart(children: _Children) -> bool:
 
 
 def _announce(
-    settings: DevServerSettings, args: argparse.Namespace, inbox: asyncio.Task[None] | str
+    settings: DevServerSettings,
+    args: argparse.Namespace,
+    inbox: asyncio.Task[None] | str,
+    *,
+    mcp: asyncio.Task[None] | str | None = None,
 ) -> None:
     ui = f"http://localhost:{settings.ui_port}"
     address = f"localhost:{settings.port}"
@@ -297,6 +317,10 @@ def _announce(
         _print(f"Inbox                http://localhost:{args.inbox_port}")
     else:
         _print(f"Inbox                {inbox}")
+    if isinstance(mcp, asyncio.Task):
+        _print(f"MCP (HTTP)           http://localhost:{args.mcp_port}/mcp")
+    elif mcp is not None:
+        _print(f"MCP (HTTP)           {mcp}")
     tools = " + ".join(args.tools or [EXAMPLE_TOOLS])
     _print(f"Worker               tools {tools}, task queue {args.task_queue}")
     if settings.ui_codec_endpoint:

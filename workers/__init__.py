@@ -6,11 +6,12 @@
 """
 
 from workers._activities import ToolActivities
-from workers._notify import notify
+from workers._notify import Notifier, notify
 from workers._routes import ToolWorker
 from workers._worker import build_worker, load_registry, run_worker, workflow_runner
 
 __all__ = [
+    "Notifier",
     "ToolActivities",
     "ToolWorker",
     "build_worker",

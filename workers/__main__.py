@@ -85,6 +85,8 @@ async def _serve(args: argparse.Namespace) -> None:
         retry_safe=args.retry_safe,
         stop=stop,
         on_ready=ready,
+        notify_secret=settings.notify_secret,
+        notify_allowed=settings.notify_allowed,
     )
     shutdown_telemetry()
     print("worker stopped", file=sys.stderr, flush=True)

@@ -17,10 +17,11 @@ from temporalio.worker import PollerBehaviorAutoscaling, UnsandboxedWorkflowRunn
 
 from scope_tool import Registry
 from workers._activities import ToolActivities
-from workers._notify import notify
+from workers._notify import Notifier
 from workers._routes import ToolWorker, route_plan
 from workflows import with_scope_tool_converter
 from workflows._catalog import CatalogWorkflow
+from workflows._notify_workflow import NotifyWorkflow
 from workflows._workflow import ToolCallWorkflow
 from workflows.settings import DEFAULT_TASK_QUEUE
 
@@ -51,6 +52,9 @@ def build_worker(
     retry_safe: Collection[str] = (),
     max_concurrent_activities: int | None = None,
     graceful_shutdown: timedelta = timedelta(seconds=30),
+    cancel_check_interval: timedelta = timedelta(seconds=1),
+    notify_secret: str | None = None,
+    notify_allowed: str | None = None,
 ) -> ToolWorker:
     """A worker for ``task_queue``: the workflows there, each tool on its own queues.
 
@@ -66,6 +70,10 @@ def build_worker(
         graceful_shutdown: how long a stopping worker lets the tools already running finish
             before cancelling them. Temporal's default is zero, which would turn every deploy
             into "outcome unknown" for the calls inside a tool that is not retry-safe.
+        cancel_check_interval: longest gap between heartbeats of a running round; a cancelled
+            call's tool learns of it within about this long (one heartbeat RPC per interval).
+        notify_secret: signs webhook bodies (HMAC-SHA256, see ``workflows.webhook``).
+        notify_allowed: comma-separated URL prefixes webhooks may be sent to (None: any).
     """
     if not task_queue or "@" in task_queue:
         raise ValueError(
@@ -93,18 +101,25 @@ def build_worker(
             max_concurrent_activities=max_concurrent_activities,
             activity_task_poller_behavior=_TOOL_POLLERS,
             graceful_shutdown_timeout=graceful_shutdown,
+            # A cancellation only reaches a running tool in a heartbeat's reply: flush them.
+            max_heartbeat_throttle_interval=cancel_check_interval,
         )
 
-    by_version = [ToolActivities(each, retry_safe=retry_safe) for each in versions]
+    by_version = [
+        ToolActivities(each, retry_safe=retry_safe, cancel_check_interval=cancel_check_interval)
+        for each in versions
+    ]
+    notifier = Notifier(secret=notify_secret, allowed=notify_allowed)
     main = Worker(
         client,
         task_queue=task_queue,
-        workflows=[ToolCallWorkflow, CatalogWorkflow],
+        workflows=[ToolCallWorkflow, NotifyWorkflow, CatalogWorkflow],
         # Rounds of calls started before routing still run on the main queue.
-        activities=[by_version[0].call_tool, notify],
+        activities=[by_version[0].call_tool, notifier.notify],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=max_concurrent_activities,
         graceful_shutdown_timeout=graceful_shutdown,
+        max_heartbeat_throttle_interval=cancel_check_interval,
     )
     workers = [main]
     workers += [tool_worker(route.queue, by_version[route.version]) for route in plan]
@@ -124,9 +139,18 @@ async def run_worker(
     retry_safe: Collection[str] = (),
     stop: asyncio.Event | None = None,
     on_ready: Callable[[ToolWorker], None] | None = None,
+    notify_secret: str | None = None,
+    notify_allowed: str | None = None,
 ) -> None:
     """Run a worker until ``stop`` is set (forever if None); in-flight work drains on the way out."""
-    worker = build_worker(client, registry, task_queue=task_queue, retry_safe=retry_safe)
+    worker = build_worker(
+        client,
+        registry,
+        task_queue=task_queue,
+        retry_safe=retry_safe,
+        notify_secret=notify_secret,
+        notify_allowed=notify_allowed,
+    )
     async with worker:
         if on_ready is not None:
             on_ready(worker)

@@ -31,6 +31,7 @@ __all__ = [
     "CATALOG_WORKFLOW_NAME",
     "CONTRACT_QUEUE_DIGEST_CHARS",
     "NOTIFY_ACTIVITY",
+    "NOTIFY_WORKFLOW",
     "PHASE_KEY",
     "PUBLISH",
     "STATUS",
@@ -42,7 +43,9 @@ __all__ = [
     "CallToolInput",
     "CatalogInput",
     "CatalogTool",
+    "NotifyDelivery",
     "NotifyInput",
+    "RoundCancelled",
     "RoundCompleted",
     "RoundErrored",
     "RoundFailed",
@@ -60,6 +63,7 @@ __all__ = [
 WORKFLOW_NAME: Final = "scope_tool.ToolCall"
 CALL_TOOL_ACTIVITY: Final = "scope_tool.call_tool"
 NOTIFY_ACTIVITY: Final = "scope_tool.notify"
+NOTIFY_WORKFLOW: Final = "scope_tool.Notify"
 ANSWER: Final = "answer"
 STATUS: Final = "status"
 CATALOG_WORKFLOW_NAME: Final = "scope_tool.Catalog"
@@ -208,7 +212,22 @@ class RoundErrored:
     evidence: Output | None = None
 
 
-RoundResult = RoundCompleted | RoundInputRequested | RoundFailed | RoundInvalid | RoundErrored
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundCancelled:
+    """The call was cancelled while the tool ran; ``message`` says what the tool did after it."""
+
+    kind: Literal["cancelled"] = "cancelled"
+    message: str = ""
+
+
+RoundResult = (
+    RoundCompleted
+    | RoundInputRequested
+    | RoundFailed
+    | RoundInvalid
+    | RoundErrored
+    | RoundCancelled
+)
 """The activity's result: exactly one of these, told apart by ``kind``."""
 
 
@@ -269,3 +288,16 @@ class CatalogInput:
 
     task_queue: str
     workers: tuple[WorkerCatalog, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifyDelivery:
+    """The input of ``scope_tool.Notify``: one notice and its retry schedule.
+
+    A call starts one such child workflow per notice and abandons it, so a slow or dead
+    receiver never holds the call's outcome back.
+    """
+
+    notice: NotifyInput
+    initial_interval_seconds: float = 1.0
+    attempts: int = 5

@@ -661,8 +661,11 @@ class ToolCallHandle:
         return ToolCallsError(f"call {self._call_id!r}: {err.message}")
 
 
-UNSERVED_TIMEOUT_NOW = timedelta(seconds=2)
-"""Round 1's schedule-to-start timeout when no worker polls the tool's queue at start."""
+UNSERVED_TIMEOUT_NOW = timedelta(seconds=10)
+"""Round 1's schedule-to-start timeout when no worker polls the tool's queue at start: long
+enough for a worker that is starting to poll (a worker prints "ready" before every one of its
+queues has polled once), short enough that a hallucinated tool name gets its INVALID answer
+within seconds."""
 
 _MAX_NAME_BYTES = 4096
 """Longest request id or ``answered_by`` sent (they travel with every answer)."""

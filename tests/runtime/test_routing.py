@@ -184,7 +184,17 @@ async def test_one_worker_serves_two_versions(
                 status = await wait_for_phase(handle, Phase.AWAITING_INPUT)
             await handle.answer('"confirm"')
         outcomes = [await old.result(), await new.result()]
-        listed = {tool.name: tool for tool in await calls.tools()}
+        listed: dict[str, Any] = {}
+
+        async def newest_listed() -> bool:
+            # The catalog is eventually consistent: its next workflow task after the first
+            # worker stopped waits out that worker's sticky queue (about 10 s).
+            listed.clear()
+            listed.update({tool.name: tool for tool in await calls.tools()})
+            plan = listed.get("deploy_plan")
+            return plan is not None and plan.description == "a changed contract"
+
+        await wait_until_async(newest_listed, within=30)
     assert [outcome.phase for outcome in outcomes] == [Phase.COMPLETED, Phase.COMPLETED]
     assert ledger_lines(old_ledger) == ["plan", "prepare", "write"]
     assert ledger_lines(new_ledger) == ["plan", "prepare", "write"]

@@ -68,13 +68,18 @@ def _command(
     )
 
 
+def _top_level_format(prog: str) -> argparse.HelpFormatter:
+    """Room for the longest command name (``codec-server``) on its summary's line."""
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=30)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full parser; ``args.command`` names the sub-command."""
     parser = argparse.ArgumentParser(
         prog="scope-tool",
         description="Durable, resumable tool calls for LLM agents, on Temporal.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_top_level_format,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -18,8 +18,8 @@ import json
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, Final, cast
-from urllib.parse import urljoin
 
+import attrs
 import jsonschema_rs
 import referencing
 import referencing.exceptions
@@ -167,28 +167,35 @@ _REFUSING_REGISTRY: Final = referencing.Registry(retrieve=_refuse_retrieval)  # 
 def _check_references(
     schema: Any, specification: referencing.Specification[Any], registry: referencing.Registry[Any]
 ) -> None:
-    """Resolve every ``$ref`` now, so a bad or remote reference fails at compile time, as in Go."""
-    resolver = registry.resolver()
-    pending: list[tuple[Any, str]] = [(schema, "")]
+    """Resolve every ``$ref`` and ``$dynamicRef`` now, so a bad or remote one fails at compile
+    time, as in Go.
+
+    Each subschema is resolved from its own resource scope exactly as the validator will at
+    validation time (``Resolver.in_subresource``), so URN bases (``urn:uuid:...``) and
+    resources embedded by their own ``$id`` resolve here as they do there.
+    """
+    pending: list[tuple[Any, Any]] = [(schema, registry.resolver())]
     while pending:
-        node, base = pending.pop()
+        node, resolver = pending.pop()
         if not isinstance(node, dict):
             continue
-        node_id = specification.id_of(node)
-        if node_id is not None:
-            base = urljoin(base, node_id)
-        reference = node.get("$ref")
-        if isinstance(reference, str):
-            target = urljoin(base, reference)
+        resolver = resolver.in_subresource(specification.create_resource(node))
+        for keyword in ("$ref", "$dynamicRef"):
+            reference = node.get(keyword)
+            if not isinstance(reference, str):
+                continue
             try:
-                resolver.lookup(target)
-            except referencing.exceptions.Unresolvable:
-                local = target.startswith("#") or target.startswith(base + "#")
-                remote = "" if local else " (remote references are never loaded)"
+                resolver.lookup(reference)
+            except referencing.exceptions.Unresolvable as exc:
+                # A bare Unresolvable means no document has that URI (the retriever refused
+                # to fetch it); its subclasses mean the document exists but the fragment
+                # does not.
+                remote = type(exc) is referencing.exceptions.Unresolvable
                 raise CompileError(
-                    f"compile: $ref {json.dumps(reference)} cannot be resolved{remote}"
+                    f"compile: {keyword} {json.dumps(reference)} cannot be resolved"
+                    + (" (remote references are never loaded)" if remote else "")
                 ) from None
-        pending.extend((child, base) for child in specification.subresources_of(node))
+        pending.extend((child, resolver) for child in specification.subresources_of(node))
 
 
 # --- compiling -------------------------------------------------------------------------------
@@ -210,8 +217,34 @@ def _exact_class(base: Any) -> Any:
             validators={"multipleOf": _multiple_of, "pattern": _pattern},
             type_checker=type_checker,
         )
+        exact.evolve = _exact_evolve
         _EXACT_CLASSES[base] = exact
+        _BASES[exact] = base
     return exact
+
+
+_BASES: dict[Any, Any] = {}
+_EVOLVE_FIELDS: Final = tuple(
+    (field.name, field.alias) for field in attrs.fields(Draft202012Validator) if field.init
+)
+
+
+def _exact_evolve(self: Any, **changes: Any) -> Any:
+    """python-jsonschema's ``evolve``, but a subschema's ``$schema`` picks an *exact* class.
+
+    The stock ``evolve`` picks the stock class of any subschema that declares ``$schema``
+    (a ``$ref`` back to a root that declares it, an embedded resource, every metaschema
+    vocabulary), which would silently drop exact numbers there: ``2.0`` would stop being an
+    integer and ``multipleOf`` would round.
+    """
+    schema = changes.setdefault("schema", self.schema)
+    exact = type(self)
+    if isinstance(schema, dict) and "$schema" in schema:
+        exact = _exact_class(validators.validator_for(schema, default=_BASES[exact]))
+    for name, alias in _EVOLVE_FIELDS:
+        if alias not in changes:
+            changes[alias] = getattr(self, name)
+    return exact(**changes)
 
 
 def _meta_validator(exact: Any) -> Validator:

@@ -370,3 +370,50 @@ def test_parse_does_not_keep_large_schemas():
     second = CompiledSchema.parse(raw)
     assert first == second
     assert first is not second
+
+
+def test_a_subschema_declaring_schema_keeps_exact_numbers():
+    # python-jsonschema's evolve picks the *stock* class for a subschema with "$schema" (here
+    # the root, reached again through "$ref": "#"): numbers must stay exact there too.
+    schema = compiled(
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "anyOf": [{"type": "integer"}, {"items": {"$ref": "#"}, "type": "array"}],
+        }
+    )
+    schema.validate(b"[[1.0,[2.0]],0.12345678901234567890e20]")
+    rejection(schema, b"[[1.5]]")
+    multiple = compiled(
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "anyOf": [
+                {"type": "number", "multipleOf": 0.01},
+                {"type": "array", "items": {"$ref": "#"}},
+            ],
+        }
+    )
+    multiple.validate(b"[[123456789012345678901234567890.01]]")
+    rejection(multiple, b"[[123456789012345678901234567890.001]]")
+
+
+def test_integer_keywords_written_as_decimals_compile():
+    schema = CompiledSchema.parse(b'{"maxItems":2.0,"items":{"minLength":1.0}}')
+    schema.validate(b'["a","b"]')
+    rejection(schema, b'["a","b","c"]')
+    rejection(schema, b'[""]')
+    with pytest.raises(SchemaError, match="maxItems"):
+        CompiledSchema.parse(b'{"maxItems":2.5}')
+
+
+def test_urn_base_and_embedded_ids_resolve():
+    schema = compiled(
+        {
+            "$id": "urn:uuid:deadbeef-1234-ffff-ffff-4321feebdaed",
+            "properties": {"foo": {"$ref": "#/$defs/bar"}},
+            "$defs": {"bar": {"type": "string"}},
+        }
+    )
+    schema.validate(b'{"foo":"x"}')
+    rejection(schema, b'{"foo":1}')
+    with pytest.raises(SchemaError, match=r'\$ref "#/\$defs/nope" cannot be resolved$'):
+        compiled({"$id": "urn:uuid:deadbeef-1234", "$ref": "#/$defs/nope"})

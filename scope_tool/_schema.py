@@ -31,7 +31,18 @@ import jsonschema_rs
 import referencing.exceptions
 
 from scope_tool._ijson import IJSONError, canonical_json, nested_deeper_than, parse_ijson
-from scope_tool._schema_exact import CompileError, compile_exact, first_error
+from scope_tool._schema_check import CheckOutcome, SchemaCheck
+from scope_tool._schema_exact import CompileError, compile_exact_shaped, first_error
+from scope_tool._schema_fast import FastCheck, charge, compile_fast
+from scope_tool._schema_limits import (
+    MAX_EVALUATION_DEPTH,
+    MAX_NESTING,
+    Meter,
+    OverBudget,
+    TooDeep,
+    metered,
+    on_enough_stack,
+)
 
 __all__ = ["MAX_SCHEMA_BYTES", "CompiledSchema", "SchemaError", "SchemaValidationError"]
 
@@ -46,8 +57,6 @@ _EXACT_LIMIT: Final = 1 << 53
 # A number lexeme with a fraction or exponent, or 16+ digits (possibly beyond 2**53). Digits in
 # strings can match too; that only sends the value to the exact engine.
 _INEXACT_NUMBER: Final = re.compile(rb"[0-9][.eE]|[0-9]{16}")
-# The Rust engine recurses on the native stack; keep deep documents away from it.
-_RUST_DEPTH: Final = 128
 
 
 class SchemaError(ValueError):
@@ -87,21 +96,22 @@ def _exact_in_double(value: Any) -> bool:
     return True
 
 
-def _rust_can_answer(value: Any) -> bool:
-    """Whether an instance holds only integers of magnitude <= 2**53 and nests shallowly."""
+def _shape_of_value(value: Any) -> tuple[bool, bool]:
+    """(nests deeper than MAX_NESTING, holds only integers of magnitude <= 2**53)."""
+    only_small_integers = True
     pending: list[tuple[Any, int]] = [(value, 0)]
     while pending:
         item, depth = pending.pop()
         if isinstance(item, dict | list):
-            if depth >= _RUST_DEPTH:
-                return False
+            if depth >= MAX_NESTING:
+                return True, False
             children = item.values() if isinstance(item, dict) else item
             pending.extend((child, depth + 1) for child in children)
         elif isinstance(item, Decimal) or (
             isinstance(item, int) and not isinstance(item, bool) and abs(item) > _EXACT_LIMIT
         ):
-            return False
-    return True
+            only_small_integers = False
+    return False, only_small_integers
 
 
 def _rust_message(error: Any) -> str:
@@ -129,18 +139,30 @@ class CompiledSchema:
 
     Instances are only made by :meth:`parse`; they are safe to share between threads and
     cheap to validate against, because compilation happens once.
+
+    Three engines, one meaning (see the module docstring): the Rust engine where every number
+    is provably exact in binary floating point, the fast exact engine (``_schema_fast``)
+    for the common keywords, and the metered exact engine (``_schema_exact``) for the rest.
+    Limits (``_schema_limits``) are counted, never taken from the call stack, so the update
+    validator, the update handler and the activity always reach the same verdict.
     """
 
-    __slots__ = ("_canonical", "_exact", "_rust")
+    __slots__ = ("_bounded", "_canonical", "_exact", "_fast", "_rust")
 
     _canonical: bytes
     _exact: Any
     _rust: Any
+    _fast: FastCheck | None
+    _bounded: bool
 
-    def __init__(self, *, _canonical: bytes, _exact: Any, _rust: Any) -> None:
+    def __init__(
+        self, *, _canonical: bytes, _exact: Any, _rust: Any, _fast: Any, _bounded: bool
+    ) -> None:
         object.__setattr__(self, "_canonical", _canonical)
         object.__setattr__(self, "_exact", _exact)
         object.__setattr__(self, "_rust", _rust)
+        object.__setattr__(self, "_fast", _fast)
+        object.__setattr__(self, "_bounded", _bounded)
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"CompiledSchema is immutable; cannot set {name!r}")
@@ -164,12 +186,14 @@ class CompiledSchema:
 
     @classmethod
     def parse(cls, raw: bytes) -> CompiledSchema:
-        """Check size/I-JSON, canonicalise, compile (2020-12, format asserted, no remote $ref).
+        """Check size/I-JSON/nesting, canonicalise, compile (2020-12, format asserted, no
+        remote $ref).
 
         Raises:
             SchemaError: ``jsonschema: invalid schema: <detail>`` where detail is
                 ``document is empty``, ``document exceeds 1048576 bytes``,
-                ``document is not valid RFC 7493 JSON: ...`` or ``compile: ...``.
+                ``document is not valid RFC 7493 JSON: ...``,
+                ``document nests deeper than 64 levels`` or ``compile: ...``.
             TypeError: ``raw`` is not bytes.
         """
         if not isinstance(raw, bytes | bytearray | memoryview):
@@ -191,18 +215,23 @@ class CompiledSchema:
             raise SchemaError(f"document is not valid RFC 7493 JSON: {exc}") from None
         if len(canonical) > MAX_SCHEMA_BYTES:
             raise SchemaError(f"canonical document exceeds {MAX_SCHEMA_BYTES} bytes")
+        if _nests_too_deep(canonical):
+            raise SchemaError(f"document nests deeper than {MAX_NESTING} levels")
         schema = parse_ijson(canonical)
-        rust = None
         try:
-            exact = compile_exact(schema)
-            if not _too_deep_for_rust(canonical):
-                rust = _compile_rust(canonical)
+            # The metaschema check recurses with the document: give it a known stack.
+            exact, shape = on_enough_stack(lambda: compile_exact_shaped(schema))
+            rust = _compile_rust(canonical)
         except CompileError as exc:
             raise SchemaError(str(exc)) from None
-        except RecursionError:
-            raise SchemaError("compile: schema nests too deeply") from None
-        fast = rust if _exact_in_double(schema) else None
-        return cls(_canonical=canonical, _exact=exact, _rust=fast)
+        fast = compile_fast(schema, shape.ref_targets) if shape.bounded else None
+        return cls(
+            _canonical=canonical,
+            _exact=exact,
+            _rust=rust if shape.bounded and _exact_in_double(schema) else None,
+            _fast=fast,
+            _bounded=shape.bounded,
+        )
 
     @property
     def canonical(self) -> bytes:
@@ -211,50 +240,101 @@ class CompiledSchema:
 
     def validate(self, instance: bytes) -> None:
         """Raise SchemaValidationError unless ``instance`` is I-JSON and satisfies the schema."""
-        try:
-            value = parse_ijson(instance)
-        except IJSONError as exc:
-            raise SchemaValidationError(_INVALID_VALUE) from exc
-        rust = self._rust
-        if (
-            rust is not None
-            and _INEXACT_NUMBER.search(instance) is None
-            and (len(instance) <= 2 * _RUST_DEPTH or not nested_deeper_than(instance, _RUST_DEPTH))
-        ):
-            if not rust.is_valid(value):
-                self._refuse_rust(value)
-        else:
-            self._validate_exact(value)
+        verdict = self.check(instance)
+        if verdict.outcome is not CheckOutcome.ACCEPTED:
+            raise SchemaValidationError(verdict.detail)
 
     def validate_value(self, value: Any) -> None:
         """Validate an already parsed value (numbers as int/Decimal)."""
-        if self._rust is not None and _rust_can_answer(value):
-            if not self._rust.is_valid(value):
-                self._refuse_rust(value)
-        else:
-            self._validate_exact(value)
+        deep, small_integers = _shape_of_value(value)
+        verdict = self._decide(value, deep=deep, rust_exact=small_integers, meter=Meter())
+        if verdict.outcome is not CheckOutcome.ACCEPTED:
+            raise SchemaValidationError(verdict.detail)
 
-    def _refuse_rust(self, value: Any) -> NoReturn:
-        error = next(iter(self._rust.iter_errors(value)))
-        raise SchemaValidationError(f"{_VALIDATE_VALUE}: {_rust_message(error)}")
+    def check(self, instance: bytes, *, max_steps: int | None = None) -> SchemaCheck:
+        """Check ``instance`` spending at most ``max_steps`` keyword applications.
 
-    def _validate_exact(self, value: Any) -> None:
+        Unlike :meth:`validate` this never raises for a bad value: the verdict says accepted,
+        refused (with the text :meth:`validate` would raise) or over budget. The same value
+        and schema spend the same steps on every run and every stack, so a workflow can
+        check within a budget and replay the same verdict; an over-budget value must be
+        checked elsewhere (an activity) with no budget.
+
+        Raises:
+            ValueError: ``max_steps`` is negative.
+        """
+        if max_steps is not None and max_steps < 0:
+            raise ValueError(f"max_steps must be >= 0, not {max_steps}")
         try:
-            problem = first_error(self._exact, value)
+            value = parse_ijson(instance)
+        except IJSONError:
+            return SchemaCheck(outcome=CheckOutcome.REFUSED, detail=_INVALID_VALUE)
+        deep = len(instance) > 2 * MAX_NESTING and nested_deeper_than(instance, MAX_NESTING)
+        rust_exact = _INEXACT_NUMBER.search(instance) is None
+        return self._decide(
+            value, deep=deep, rust_exact=rust_exact, meter=Meter(max_steps=max_steps)
+        )
+
+    def _decide(self, value: Any, *, deep: bool, rust_exact: bool, meter: Meter) -> SchemaCheck:
+        if deep and not self._bounded:
+            return _refused(
+                f"(root): value nests deeper than {MAX_NESTING} levels,"
+                " the limit for a recursive schema",
+                meter,
+            )
+        if not deep and rust_exact and self._rust is not None:
+            if self._rust.is_valid(value):
+                return SchemaCheck(outcome=CheckOutcome.ACCEPTED)
+            return _refused(_rust_message(next(iter(self._rust.iter_errors(value)))), meter)
+        try:
+            problem = metered(meter, lambda: self._problem(value, meter), fresh_stack=deep)
+        except OverBudget:
+            return SchemaCheck(
+                outcome=CheckOutcome.OVER_BUDGET,
+                detail=f"checking needs more than {meter.max_steps} steps",
+                steps=meter.steps,
+            )
+        if problem is None:
+            return SchemaCheck(outcome=CheckOutcome.ACCEPTED, steps=meter.steps)
+        return _refused(problem, meter)
+
+    def _problem(self, value: Any, meter: Meter) -> str | None:
+        """``<pointer>: <reason>`` or None, from the fast engine when it has this schema."""
+        try:
+            fast = self._fast
+            if fast is not None:
+                charge(meter, fast.weight)
+                if fast.valid(value, meter):
+                    return None
+                failure = fast.explain(value)
+                if failure is None:  # pragma: no cover - explain mirrors valid
+                    return "(root): value does not satisfy the schema"
+                return _pointer(failure[0]) + ": " + failure[1]
+            return first_error(self._exact, value)
+        except TooDeep:
+            return (
+                f"(root): validation descends more than {MAX_EVALUATION_DEPTH} levels"
+                " (a recursive schema applied to a deeply nested value)"
+            )
         except RecursionError:
-            raise SchemaValidationError(
-                f"{_VALIDATE_VALUE}: value nests too deeply to validate"
-            ) from None
+            return "(root): value nests too deeply to validate"
         except referencing.exceptions.Unresolvable as exc:
-            raise SchemaValidationError(
-                f"{_VALIDATE_VALUE}: unresolvable reference {exc}"
-            ) from None
-        if problem is not None:
-            raise SchemaValidationError(f"{_VALIDATE_VALUE}: {problem}")
+            return f"(root): unresolvable reference {exc}"
 
 
-def _too_deep_for_rust(document: bytes) -> bool:
-    return len(document) > 2 * _RUST_DEPTH and nested_deeper_than(document, _RUST_DEPTH)
+def _refused(problem: str, meter: Meter) -> SchemaCheck:
+    return SchemaCheck(
+        outcome=CheckOutcome.REFUSED, detail=f"{_VALIDATE_VALUE}: {problem}", steps=meter.steps
+    )
+
+
+def _pointer(parts: list[str]) -> str:
+    pointer = "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in reversed(parts))
+    return pointer or "(root)"
+
+
+def _nests_too_deep(document: bytes) -> bool:
+    return len(document) > 2 * MAX_NESTING and nested_deeper_than(document, MAX_NESTING)
 
 
 _CACHED_SCHEMA_BYTES: Final = 64 * 1024

@@ -31,7 +31,18 @@ from jsonschema.exceptions import ValidationError, best_match  # type: ignore[im
 from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
 
-__all__ = ["CompileError", "compile_exact", "first_error"]
+from scope_tool._schema_graph import Shape, shape_of
+from scope_tool._schema_limits import Meter, current_meter
+
+__all__ = [
+    "FORMAT_CHECKER",
+    "CompileError",
+    "compile_exact",
+    "compile_exact_shaped",
+    "first_error",
+    "is_multiple",
+    "rust_pattern",
+]
 
 _MAX_MESSAGE: Final = 400
 _FORMATS: Final = (
@@ -129,14 +140,15 @@ def _multiple_of(
 
 
 @functools.lru_cache(maxsize=1024)
-def _rust_pattern(pattern: str) -> Any:
+def rust_pattern(pattern: str) -> Any:
+    """The Rust engine's matcher for ``pattern`` (ECMA 262 as Go's validator reads it)."""
     return jsonschema_rs.validator_for({"pattern": pattern})
 
 
 def _pattern(
     _validator: Validator, pattern: str, instance: Any, _schema: Any
 ) -> Iterator[ValidationError]:
-    if isinstance(instance, str) and not _rust_pattern(pattern).is_valid(instance):
+    if isinstance(instance, str) and not rust_pattern(pattern).is_valid(instance):
         yield ValidationError(f"{_show(instance)} does not match {_show(pattern)}")
 
 
@@ -166,14 +178,16 @@ _REFUSING_REGISTRY: Final = referencing.Registry(retrieve=_refuse_retrieval)  # 
 
 def _check_references(
     schema: Any, specification: referencing.Specification[Any], registry: referencing.Registry[Any]
-) -> None:
+) -> dict[int, Any]:
     """Resolve every ``$ref`` and ``$dynamicRef`` now, so a bad or remote one fails at compile
     time, as in Go.
 
     Each subschema is resolved from its own resource scope exactly as the validator will at
     validation time (``Resolver.in_subresource``), so URN bases (``urn:uuid:...``) and
-    resources embedded by their own ``$id`` resolve here as they do there.
+    resources embedded by their own ``$id`` resolve here as they do there. Returns each
+    ``$ref``'s target by ``id()`` of the subschema holding it (for ``_schema_graph``).
     """
+    targets: dict[int, Any] = {}
     pending: list[tuple[Any, Any]] = [(schema, registry.resolver())]
     while pending:
         node, resolver = pending.pop()
@@ -185,7 +199,7 @@ def _check_references(
             if not isinstance(reference, str):
                 continue
             try:
-                resolver.lookup(reference)
+                resolved = resolver.lookup(reference)
             except referencing.exceptions.Unresolvable as exc:
                 # A bare Unresolvable means no document has that URI (the retriever refused
                 # to fetch it); its subclasses mean the document exists but the fragment
@@ -195,7 +209,10 @@ def _check_references(
                     f"compile: {keyword} {json.dumps(reference)} cannot be resolved"
                     + (" (remote references are never loaded)" if remote else "")
                 ) from None
+            if keyword == "$ref":
+                targets[id(node)] = resolved.contents
         pending.extend((child, resolver) for child in specification.subresources_of(node))
+    return targets
 
 
 # --- compiling -------------------------------------------------------------------------------
@@ -212,15 +229,42 @@ def _exact_class(base: Any) -> Any:
         type_checker = base.TYPE_CHECKER.redefine_many(
             {"number": _is_number, "integer": _is_integer}
         )
+        keywords = {**base.VALIDATORS, "multipleOf": _multiple_of, "pattern": _pattern}
         exact = validators.extend(
             base,
-            validators={"multipleOf": _multiple_of, "pattern": _pattern},
+            validators={name: _metered(function) for name, function in keywords.items()},
             type_checker=type_checker,
         )
         exact.evolve = _exact_evolve
         _EXACT_CLASSES[base] = exact
         _BASES[exact] = base
     return exact
+
+
+def _metered(function: Any) -> Any:
+    """``function`` (a keyword) counted by the active :class:`Meter`, if any (see ``_schema_limits``).
+
+    Each keyword application is one level while it runs and one step, so the evaluation depth
+    and the work are counted, never inferred from the Python stack.
+    """
+
+    def keyword(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        meter = current_meter()
+        if meter is None:
+            return function(validator, value, instance, schema)
+        return _counted(meter, function, validator, value, instance, schema)
+
+    return keyword
+
+
+def _counted(meter: Meter, function: Any, *arguments: Any) -> Iterator[ValidationError]:
+    meter.enter()
+    try:
+        errors = function(*arguments)
+        if errors is not None:
+            yield from errors
+    finally:
+        meter.leave()
 
 
 _BASES: dict[Any, Any] = {}
@@ -275,6 +319,11 @@ def first_error(validator: Validator, value: Any) -> str | None:
 
 def compile_exact(schema: Any) -> Validator:
     """Compile a parsed schema (numbers as int/Decimal) or raise :class:`CompileError`."""
+    return compile_exact_shaped(schema)[0]
+
+
+def compile_exact_shaped(schema: Any) -> tuple[Validator, Shape]:
+    """:func:`compile_exact`, and the :class:`Shape` of the schema's evaluation graph."""
     if not isinstance(schema, dict | bool):
         kind = "an array" if isinstance(schema, list) else type(schema).__name__
         raise CompileError(f"compile: a schema must be an object or a boolean, not {kind}")
@@ -299,5 +348,6 @@ def compile_exact(schema: Any) -> Validator:
     )
     resource = specification.create_resource(schema)
     registry = _REFUSING_REGISTRY.with_resource(resource.id() or "", resource).crawl()
-    _check_references(schema, specification, SPECIFICATIONS.combine(registry))
-    return exact(schema, format_checker=FORMAT_CHECKER, registry=registry)
+    targets = _check_references(schema, specification, SPECIFICATIONS.combine(registry))
+    validator = exact(schema, format_checker=FORMAT_CHECKER, registry=registry)
+    return validator, shape_of(schema, targets)

@@ -250,15 +250,19 @@ def test_exact_numbers_from_a_schema_written_as_text():
     rejection(schema, b"0.10000000000000000001")
 
 
-def test_deeply_nested_instances_do_not_crash():
-    # Known limit: python-jsonschema recurses, so a schema that descends 5000 levels gets a
-    # clear refusal instead of a RecursionError (Go would accept this valid document).
+def test_deeply_nested_instances_get_a_fixed_verdict():
+    # A recursive schema checks values up to MAX_NESTING deep; deeper ones are refused up
+    # front (tests/protocol/test_schema_limits.py proves the verdict ignores the stack).
     recursive = compiled({"items": {"$ref": "#"}})
     deep = b"[" * 5000 + b"]" * 5000
-    with pytest.raises(SchemaValidationError, match="value nests too deeply to validate"):
+    with pytest.raises(SchemaValidationError, match="value nests deeper than 64 levels"):
         recursive.validate(deep)
-    recursive.validate(b"[" * 100 + b"]" * 100)
+    recursive.validate(b"[" * 64 + b"]" * 64)
+    # A schema that cannot recurse looks only so deep: any I-JSON depth is fine.
     compiled({"type": "array"}).validate(deep)
+    compiled({"items": {"type": "array"}}).validate(deep)
+    with pytest.raises(SchemaValidationError, match="is not of type 'object'"):
+        compiled({"items": {"type": "object"}}).validate(deep)
 
 
 def test_validation_is_safe_from_threads():

@@ -219,12 +219,17 @@ class CompiledSchema:
             raise SchemaError(f"document nests deeper than {MAX_NESTING} levels")
         schema = parse_ijson(canonical)
         try:
-            # The metaschema check recurses with the document: give it a known stack.
+            # The metaschema check and json.loads recurse with the document: give them a
+            # stack with room for MAX_NESTING levels, whatever the caller's depth.
             exact, shape = on_enough_stack(lambda: compile_exact_shaped(schema))
-            rust = _compile_rust(canonical)
+            rust = on_enough_stack(lambda: _compile_rust(canonical))
         except CompileError as exc:
             raise SchemaError(str(exc)) from None
-        fast = compile_fast(schema, shape.ref_targets) if shape.bounded else None
+        fast = (
+            on_enough_stack(lambda: compile_fast(schema, shape.ref_targets))
+            if shape.bounded
+            else None
+        )
         return cls(
             _canonical=canonical,
             _exact=exact,

@@ -20,6 +20,7 @@ from scope_tool._schema import (
     SchemaValidationError,
 )
 from scope_tool._schema_exact import compile_exact, first_error, is_multiple
+from scope_tool._schema_limits import Meter
 
 
 def compiled(schema: object) -> CompiledSchema:
@@ -332,6 +333,14 @@ def test_fast_and_exact_engines_agree_with_exact_arithmetic(keyword, bound, valu
     assert verdict == expected
     reference = compile_exact(parse_ijson(schema_text))
     assert (first_error(reference, exact_value) is None) == expected
+    assert schema._fast is not None
+    assert schema._fast.valid(exact_value, Meter()) == expected
+    for wrapped in ([exact_value], {"n": exact_value}):  # inside containers too
+        nested = CompiledSchema.parse(
+            b'{"items":' + schema_text + b',"properties":{"n":' + schema_text + b"}}"
+        )
+        assert nested._fast is not None
+        assert nested._fast.valid(wrapped, Meter()) == expected
 
 
 def test_is_multiple_against_fractions():

@@ -1,0 +1,134 @@
+"""The fast exact engine: which schemas it takes, exact numbers, messages, and budgets."""
+
+from __future__ import annotations
+
+import decimal
+import random
+from decimal import Decimal
+from fractions import Fraction
+
+import pytest
+
+from scope_tool._ijson import parse_ijson
+from scope_tool._schema import CompiledSchema, SchemaValidationError
+from scope_tool._schema_exact import first_error
+from scope_tool._schema_limits import Meter
+
+
+def fast_and_exact(schema: CompiledSchema, document: bytes) -> tuple[bool, bool]:
+    value = parse_ijson(document)
+    assert schema._fast is not None
+    return schema._fast.valid(value, Meter()), first_error(schema._exact, value) is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"type":"array","items":{"anyOf":[{"type":"integer"},{"multipleOf":0.01}]}}',
+        b'{"$defs":{"n":{"type":"number"}},"properties":{"a":{"$ref":"#/$defs/n"}}}',
+        b'{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}',
+        b'{"if":{"type":"string"},"then":{"minLength":2},"else":{"type":"null"}}',
+    ],
+)
+def test_takes_common_acyclic_schemas(raw):
+    assert CompiledSchema.parse(raw)._fast is not None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"items":{"$ref":"#"}}',  # recursive
+        b'{"unevaluatedProperties":false}',
+        b'{"contains":{"type":"string"}}',
+        b'{"dependentSchemas":{"a":{"required":["b"]}}}',
+        b'{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"type":"string"}]}',
+    ],
+)
+def test_leaves_the_rest_to_the_exact_engine(raw):
+    schema = CompiledSchema.parse(raw)
+    assert schema._fast is None
+    schema.validate(b"{}")
+
+
+@pytest.mark.parametrize(
+    ("divisor", "value"),
+    [
+        ("0.01", "1.23"),
+        ("0.01", "1.234"),
+        ("0.01", "123456789012345678901234567890.01"),
+        ("0.01", "123456789012345678901234567890.001"),
+        ("7", "1e999999999"),
+        ("5", "1e999999999"),
+        ("1e-30", "1e-31"),
+        ("3", "1e500"),
+        ("0.3", "9" * 500 + ".9"),
+        ("1", "1.0000000000000000000000000000000000001"),
+    ],
+)
+def test_multiple_of_is_exact_whatever_the_size(divisor, value):
+    schema = CompiledSchema.parse(b'{"multipleOf":' + divisor.encode() + b"}")
+    if value == "1e999999999":  # too big for a Fraction; 10**999999999 = 2**n * 5**n
+        expected = divisor == "5"
+    else:
+        expected = (Fraction(Decimal(value)) / Fraction(Decimal(divisor))).denominator == 1
+    assert fast_and_exact(schema, value.encode()) == (expected, expected)
+
+
+def test_numbers_stay_exact_under_a_caller_s_decimal_context():
+    # A tool may set a tiny precision and turn traps off in its thread: verdicts must not move.
+    schema = CompiledSchema.parse(
+        b'{"items":{"anyOf":[{"type":"integer"},{"type":"number","multipleOf":0.01}]}}'
+    )
+    document = b"[123456789.12, 1e40, 123456789.125, 10.000000000000000000000000000001]"
+    expected = fast_and_exact(schema, document)
+    assert expected == (False, False)
+    with decimal.localcontext() as context:
+        context.prec = 3
+        context.traps[decimal.InvalidOperation] = False
+        assert fast_and_exact(schema, document) == expected
+        for item, valid in ((b"[123456789.12]", True), (b"[1e40]", True), (b"[1.005]", False)):
+            assert fast_and_exact(schema, item) == (valid, valid)
+
+
+def test_agrees_with_fractions_on_random_decimals():
+    rng = random.Random(17)
+    schema = CompiledSchema.parse(
+        b'{"items":{"anyOf":[{"type":"integer"},{"type":"number","multipleOf":0.05}]}}'
+    )
+    for _ in range(300):
+        value = Decimal(rng.randint(-(10**30), 10**30)).scaleb(-rng.randint(0, 40))
+        text = str(value).encode()
+        fraction = Fraction(value)
+        expected = fraction.denominator == 1 or (fraction / Fraction(1, 20)).denominator == 1
+        assert fast_and_exact(schema, b"[" + text + b"]") == (expected, expected), text
+
+
+def test_refusals_name_the_place_and_the_reason():
+    schema = CompiledSchema.parse(
+        b'{"type":"object","properties":{"rows":{"type":"array","items":{"type":"object",'
+        b'"properties":{"price":{"multipleOf":0.01}},"required":["price"],'
+        b'"additionalProperties":false}}},"required":["rows"]}'
+    )
+    assert schema._fast is not None
+    cases = {
+        b'{"rows":[{"price":1.5},{"price":1.505}]}': "/rows/1/price: 1.505 is not a multiple of 0.01",
+        b'{"rows":[{"price":1},{}]}': '/rows/1: "price" is a required property',
+        b'{"rows":[{"price":1,"x":2}]}': '/rows/0: Additional properties are not allowed ("x" unexpected)',
+        b"{}": '(root): "rows" is a required property',
+    }
+    for document, detail in cases.items():
+        with pytest.raises(SchemaValidationError) as caught:
+            schema.validate(document)
+        assert str(caught.value) == f"jsonschema: validate value: {detail}"
+    schema.validate(b'{"rows":[{"price":1.25},{"price":3}]}')
+
+
+def test_enum_const_and_unique_items_compare_json_values():
+    enum = CompiledSchema.parse(b'{"enum":[1,"1",[1.0,{"a":null}],false]}')
+    for good in (b"1.0", b'"1"', b'[1,{"a":null}]', b"false"):
+        assert fast_and_exact(enum, good) == (True, True), good
+    for bad in (b"true", b"0", b'[1,{"a":false}]', b'{"a":null}'):
+        assert fast_and_exact(enum, bad) == (False, False), bad
+    unique = CompiledSchema.parse(b'{"uniqueItems":true}')
+    assert fast_and_exact(unique, b'[1,true,"1",[1],{"a":1}]') == (True, True)
+    assert fast_and_exact(unique, b'[{"a":1,"b":2},{"b":2,"a":1.0}]') == (False, False)

@@ -311,7 +311,9 @@ class CompiledSchema:
                 charge(meter, fast.weight)
                 if fast.valid(value, meter):
                     return None
-                failure = fast.explain(value)
+                # Explaining re-walks only the failing path, outside the budget: the
+                # verdict is already decided.
+                failure = fast.explain(value, Meter(failed_at=meter.failed_at))
                 if failure is None:  # pragma: no cover - explain mirrors valid
                     return "(root): value does not satisfy the schema"
                 return _pointer(failure[0]) + ": " + failure[1]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sized
 from decimal import Decimal, InvalidOperation
-from itertools import repeat
+from itertools import repeat, takewhile
 from typing import Any, Final
 
 from scope_tool._schema_exact import FORMAT_CHECKER, is_multiple, rust_pattern
@@ -30,7 +30,7 @@ __all__ = ["FastCheck", "charge", "compile_fast"]
 
 Failure = tuple[list[str], str]
 Valid = Callable[[Any, Meter], bool]
-Explain = Callable[[Any], Failure | None]
+Explain = Callable[[Any, Meter], Failure | None]
 
 
 class FastCheck:
@@ -162,10 +162,10 @@ def _multiple(value: Any, divisor: Any) -> bool:
 
 # --- compiling -----------------------------------------------------------------------------
 
-_ACCEPT: Final = FastCheck(lambda _value, _meter: True, lambda _value: None, 0)
+_ACCEPT: Final = FastCheck(lambda _value, _meter: True, lambda _value, _meter: None, 0)
 _REFUSE: Final = FastCheck(
     lambda _value, _meter: False,
-    lambda value: ([], f"False schema does not allow {_show(value)}"),
+    lambda value, _meter: ([], f"False schema does not allow {_show(value)}"),
     0,
 )
 
@@ -219,9 +219,9 @@ def _conjunction(checks: list[FastCheck]) -> FastCheck:
                 return False
         return True
 
-    def explain(value: Any) -> Failure | None:
+    def explain(value: Any, meter: Meter) -> Failure | None:
         for check in checks:
-            failure = check.explain(value)
+            failure = check.explain(value, meter)
             if failure is not None:
                 return failure
         return None
@@ -237,7 +237,7 @@ def _leaf(test: Callable[..., bool], message: Callable[[Any], str]) -> FastCheck
     """A check of the value alone (no subschema): one step. ``test`` takes an optional
     second argument (the meter, ignored) so it is called directly, without a wrapper."""
 
-    def explain(value: Any) -> Failure | None:
+    def explain(value: Any, _meter: Meter) -> Failure | None:
         return None if test(value) else ([], message(value))
 
     return FastCheck(test, explain, 1)
@@ -371,11 +371,11 @@ def _over(
                 return False
         return True
 
-    def explain(value: Any) -> Failure | None:
+    def explain(value: Any, meter: Meter) -> Failure | None:
         if type(value) is not kind:
             return None
         for part, item, check in pick(value):
-            failure = check.explain(item)
+            failure = check.explain(item, meter)
             if failure is not None:
                 return _at(failure, part)
         return None
@@ -394,15 +394,24 @@ def _items(items: Any, schema: dict[str, Any], sub: Sub) -> FastCheck:
             return True
         charge(meter, 1 + each.weight * max(len(value) - start, 0))
         rest = value[start:] if start else value
-        return all(map(each.valid, rest, repeat(meter, len(rest))))
+        # C-level iteration; the run of passing items gives the first failure's index.
+        passing = len(list(takewhile(bool, map(each.valid, rest, repeat(meter, len(rest))))))
+        if passing == len(rest):
+            return True
+        meter.failed_at[id(value), id(each)] = start + passing  # explain starts there
+        return False
 
-    def explain(value: Any) -> Failure | None:
+    def explain(value: Any, meter: Meter) -> Failure | None:
         if type(value) is not list:
             return None
-        meter = Meter()
+        hint = meter.failed_at.get((id(value), id(each)))
+        if hint is not None:
+            failure = each.explain(value[hint], meter)
+            if failure is not None:
+                return _at(failure, str(hint))
         for index in range(start, len(value)):
-            if not each.valid(value[index], meter):  # find it fast, then say why
-                return _at(each.explain(value[index]), str(index))
+            if not each.valid(value[index], meter):
+                return _at(each.explain(value[index], meter), str(index))
         return None
 
     return FastCheck(valid, explain, 1)
@@ -460,7 +469,7 @@ def _additional(additional: Any, schema: dict[str, Any], sub: Sub) -> FastCheck:
     if additional is not False:
         return checked
 
-    def explain(value: Any) -> Failure | None:
+    def explain(value: Any, meter: Meter) -> Failure | None:
         names = [name for name, _, _ in extra(value)] if type(value) is dict else []
         if not names:
             return None
@@ -474,8 +483,8 @@ def _property_names(names: Any, _schema: dict[str, Any], sub: Sub) -> FastCheck:
     each = sub(names)
     checked = _over(lambda value: [(name, name, each) for name in value], dict, 1)
 
-    def explain(value: Any) -> Failure | None:
-        failure = checked.explain(value)
+    def explain(value: Any, meter: Meter) -> Failure | None:
+        failure = checked.explain(value, meter)
         if failure is None:
             return None
         return [], f"property name {_show(failure[0][0])} is invalid: {failure[1]}"
@@ -503,8 +512,8 @@ def _any_of(children: Any, _schema: dict[str, Any], sub: Sub) -> FastCheck:
                 return True
         return False
 
-    def explain(value: Any) -> Failure | None:
-        if valid(value, Meter()):
+    def explain(value: Any, meter: Meter) -> Failure | None:
+        if valid(value, meter):
             return None
         return [], f"{_show(value)} is not valid under any of the given schemas"
 
@@ -517,8 +526,8 @@ def _one_of(children: Any, _schema: dict[str, Any], sub: Sub) -> FastCheck:
     def count(value: Any, meter: Meter) -> int:
         return sum(1 for check in checks if check.valid(value, meter))
 
-    def explain(value: Any) -> Failure | None:
-        matched = count(value, Meter())
+    def explain(value: Any, meter: Meter) -> Failure | None:
+        matched = count(value, meter)
         if matched == 1:
             return None
         if matched == 0:
@@ -531,8 +540,8 @@ def _one_of(children: Any, _schema: dict[str, Any], sub: Sub) -> FastCheck:
 def _not(child: Any, _schema: dict[str, Any], sub: Sub) -> FastCheck:
     inner = sub(child)
 
-    def explain(value: Any) -> Failure | None:
-        if not inner.valid(value, Meter()):
+    def explain(value: Any, meter: Meter) -> Failure | None:
+        if not inner.valid(value, meter):
             return None
         return [], f"{_show(value)} should not be valid under {{'not': ...}}"
 
@@ -548,8 +557,8 @@ def _if(condition: Any, schema: dict[str, Any], sub: Sub) -> FastCheck:
     def valid(value: Any, meter: Meter) -> bool:
         return (then if test.valid(value, meter) else otherwise).valid(value, meter)
 
-    def explain(value: Any) -> Failure | None:
-        return (then if test.valid(value, Meter()) else otherwise).explain(value)
+    def explain(value: Any, meter: Meter) -> Failure | None:
+        return (then if test.valid(value, meter) else otherwise).explain(value, meter)
 
     return FastCheck(valid, explain, weight)
 

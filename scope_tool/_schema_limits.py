@@ -67,12 +67,16 @@ class Meter:
     Not shared between threads: each validation makes its own.
     """
 
-    __slots__ = ("depth", "max_steps", "steps")
+    __slots__ = ("depth", "failed_at", "max_steps", "steps")
 
-    def __init__(self, *, max_steps: int | None = None) -> None:
+    def __init__(
+        self, *, max_steps: int | None = None, failed_at: dict[tuple[int, int], int] | None = None
+    ) -> None:
         self.depth = 0
         self.steps = 0
         self.max_steps = max_steps
+        # The fast engine notes where a long array failed, so explaining it is cheap.
+        self.failed_at: dict[tuple[int, int], int] = {} if failed_at is None else failed_at
 
     def enter(self) -> None:
         """One keyword application starts, one level deeper."""

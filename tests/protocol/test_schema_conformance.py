@@ -122,7 +122,7 @@ def verdicts(schema: CompiledSchema, data: Any) -> tuple[bool, dict[str, bool], 
     engines = {"exact": first_error(schema._exact, value) is None}
     if schema._fast is not None:
         engines["fast"] = schema._fast.valid(value, Meter())
-        assert (schema._fast.explain(value) is None) == engines["fast"]
+        assert (schema._fast.explain(value, Meter()) is None) == engines["fast"]
     if schema._rust is not None and _INEXACT_NUMBER.search(text) is None:
         engines["rust"] = schema._rust.is_valid(value)
     return accepted, engines, why

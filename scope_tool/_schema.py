@@ -1,22 +1,27 @@
 """JSON Schema documents: parsed once, canonicalised, compiled, then validated exactly.
 
-This ports Go's ``core/jsonschema`` as ``core/tool`` uses it (go-reference-behaviour §2.4):
+This ports Go's ``core/jsonschema`` as ``core/tool`` uses it (go-reference-behaviour §2.4);
+``docs/schemas.md`` is the reference:
 
-* :meth:`CompiledSchema.parse` refuses empty documents, documents over 1 MiB and documents
-  that are not I-JSON, canonicalises the text (the canonical bytes are what a contract
-  exposes) and compiles it: draft 2020-12 unless ``$schema`` names another known draft,
-  ``format`` *asserted*, no remote ``$ref`` loading (in-document references and the standard
-  metaschemas still resolve).
+* :meth:`CompiledSchema.parse` refuses empty documents, documents over 1 MiB, documents that
+  are not I-JSON and documents nested deeper than ``MAX_NESTING``, canonicalises the text (the
+  canonical bytes are what a contract exposes) and compiles it: draft 2020-12 unless
+  ``$schema`` names another known draft, ``format`` *asserted*, no remote ``$ref`` loading
+  (in-document references, embedded resources and the standard metaschemas still resolve).
 * :meth:`CompiledSchema.validate` checks the instance is I-JSON, decodes numbers exactly
   (``int``/``Decimal``, never ``float``) and validates; ``1.0`` counts as an integer.
+  :meth:`CompiledSchema.check` does the same within a work budget and reports
+  accepted / refused / over budget.
 
-Two engines, one meaning. ``jsonschema_rs`` (Rust) validates a small argument object in about
-0.1 µs, python-jsonschema in about 9 µs, but the Rust engine rounds some numbers (a bound
-beyond 2**64 against a long decimal, for example). So the Rust engine only answers when every
-number involved is provably exact in binary floating point: schema numbers that are integers
-or doubles of magnitude at most 2**53, and instance numbers that are integers of at most 15
-digits. Everything else goes to the exact engine (``_schema_exact``), which also delegates
-``format`` and ``pattern`` to the Rust engine so the two never disagree on those.
+Three engines, one meaning. ``jsonschema_rs`` (Rust) validates a small argument object in
+about 0.1 µs but only answers when every number involved is provably exact in binary floating
+point (schema numbers that are integers or doubles of magnitude at most 2**53, instance
+numbers that are integers of at most 15 digits). The fast exact engine (``_schema_fast``)
+takes the common keywords of schemas that cannot recurse, with exact numbers, at a few µs per
+keyword-heavy item instead of python-jsonschema's tens. The exact engine (``_schema_exact``,
+python-jsonschema with exact numbers) takes everything else; it delegates ``format`` and
+``pattern`` to the Rust engine so the engines never disagree on those. Nesting and work are
+counted (``_schema_limits``), so a verdict never depends on the caller's stack.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from decimal import Decimal, InvalidOperation
 from itertools import repeat, takewhile
 from typing import Any, Final
 
+from scope_tool._ijson import JSONDecimal
 from scope_tool._schema_exact import FORMAT_CHECKER, is_multiple, rust_pattern
 from scope_tool._schema_limits import Meter, OverBudget
 
@@ -111,17 +112,24 @@ def _show(value: Any) -> str:
 def _is_integer(value: Any, _meter: object = None) -> bool:
     if type(value) is int:
         return True
-    if not isinstance(value, Decimal):
+    if type(value) not in _DECIMALS and not isinstance(value, Decimal):
         return False
     try:
         rest = value % 1
     except InvalidOperation:  # more digits than the context holds: exact, slower
         return is_multiple(value, 1)
-    return not rest if rest.is_finite() else is_multiple(value, 1)
+    if not rest:
+        return True
+    # NaN (a caller's context with the trap off) means "too long", not "not an integer".
+    return False if rest.is_finite() else is_multiple(value, 1)
+
+
+_DECIMALS: Final = frozenset({Decimal, JSONDecimal})
+_NUMBERS: Final = frozenset({int, Decimal, JSONDecimal})
 
 
 def _is_number(value: Any, _meter: object = None) -> bool:
-    return type(value) is int or isinstance(value, Decimal)
+    return type(value) in _NUMBERS or isinstance(value, Decimal)
 
 
 _TYPES: Final[dict[str, Callable[..., bool]]] = {
@@ -157,7 +165,9 @@ def _multiple(value: Any, divisor: Any) -> bool:
         rest = value % divisor  # exact, or InvalidOperation / NaN when the quotient is too long
     except InvalidOperation:
         return is_multiple(value, divisor)
-    return not rest if rest.is_finite() else is_multiple(value, divisor)
+    if not rest:
+        return True
+    return False if rest.is_finite() else is_multiple(value, divisor)
 
 
 # --- compiling -----------------------------------------------------------------------------
@@ -212,12 +222,19 @@ def _conjunction(checks: list[FastCheck]) -> FastCheck:
     if len(checks) == 1:
         return checks[0]
     tests = tuple(check.valid for check in checks)
+    if len(tests) == 2:
+        first, second = tests
 
-    def valid(value: Any, meter: Meter) -> bool:
-        for test in tests:  # noqa: SIM110 - a plain loop is faster than all(<genexpr>) here
-            if not test(value, meter):
-                return False
-        return True
+        def valid(value: Any, meter: Meter) -> bool:
+            return first(value, meter) and second(value, meter)
+
+    else:
+
+        def valid(value: Any, meter: Meter) -> bool:
+            for test in tests:  # noqa: SIM110 - a plain loop is faster than all(<genexpr>)
+                if not test(value, meter):
+                    return False
+            return True
 
     def explain(value: Any, meter: Meter) -> Failure | None:
         for check in checks:

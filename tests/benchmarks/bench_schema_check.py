@@ -111,12 +111,14 @@ def runs_from_environment() -> int:
 
 def report(timings: list[Timing]) -> str:
     lines = [
-        f"{'case':<20} {'bytes':>8} {'before s':>9} {'after s':>8} {'speed-up':>8} {'steps':>8}"
+        f"{'case':<20} {'bytes':>8} {'before s':>9} {'(cpu)':>7} {'after s':>8} {'(cpu)':>7}"
+        f" {'speed-up':>8} {'steps':>8}"
     ]
     for timing in timings:
         lines.append(
             f"{timing.case.name:<20} {len(timing.case.document):>8} {timing.before_s:>9.3f}"
-            f" {timing.after_s:>8.3f} {timing.before_s / timing.after_s:>7.1f}x {timing.steps:>8}"
+            f" {timing.before_cpu_s:>7.3f} {timing.after_s:>8.3f} {timing.after_cpu_s:>7.3f}"
+            f" {timing.before_s / timing.after_s:>7.1f}x {timing.steps:>8}"
         )
     return "\n".join(lines)
 

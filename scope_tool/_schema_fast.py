@@ -19,7 +19,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sized
-from decimal import Decimal, InvalidOperation
+from decimal import (
+    MAX_EMAX,
+    MIN_EMIN,
+    Clamped,
+    Context,
+    Decimal,
+    DecimalException,
+    DivisionByZero,
+    Inexact,
+    InvalidOperation,
+    Overflow,
+    Rounded,
+    Subnormal,
+    Underflow,
+    localcontext,
+)
 from itertools import repeat, takewhile
 from typing import Any, Final
 
@@ -80,9 +95,19 @@ def compile_fast(schema: Any, ref_targets: Mapping[int, Any]) -> FastCheck | Non
     engine. Call only for a schema whose evaluation graph is acyclic (``Shape.bounded``)."""
     compiled: dict[int, FastCheck] = {}
     try:
-        return _node(schema, ref_targets, compiled)
+        root = _node(schema, ref_targets, compiled)
     except _Unsupported:
         return None
+
+    def valid(value: Any, meter: Meter) -> bool:
+        with localcontext(_EXACT_CONTEXT):
+            return root.valid(value, meter)
+
+    def explain(value: Any, meter: Meter) -> Failure | None:
+        with localcontext(_EXACT_CONTEXT):
+            return root.explain(value, meter)
+
+    return FastCheck(valid, explain, root.weight)
 
 
 def charge(meter: Meter, steps: int) -> None:
@@ -115,13 +140,9 @@ def _is_integer(value: Any, _meter: object = None) -> bool:
     if type(value) not in _DECIMALS and not isinstance(value, Decimal):
         return False
     try:
-        rest = value % 1
-    except InvalidOperation:  # more digits than the context holds: exact, slower
+        return not value % 1  # exact under _EXACT_CONTEXT, or a signal is raised
+    except DecimalException:  # too many digits, or beyond the exponent range: exact, slower
         return is_multiple(value, 1)
-    if not rest:
-        return True
-    # NaN (a caller's context with the trap off) means "too long", not "not an integer".
-    return False if rest.is_finite() else is_multiple(value, 1)
 
 
 _DECIMALS: Final = frozenset({Decimal, JSONDecimal})
@@ -162,12 +183,21 @@ def _multiple(value: Any, divisor: Any) -> bool:
     if type(value) is int and type(divisor) is int:
         return value % divisor == 0
     try:
-        rest = value % divisor  # exact, or InvalidOperation / NaN when the quotient is too long
-    except InvalidOperation:
+        return not value % divisor  # exact under _EXACT_CONTEXT, or a signal is raised
+    except DecimalException:
         return is_multiple(value, divisor)
-    if not rest:
-        return True
-    return False if rest.is_finite() else is_multiple(value, divisor)
+
+
+# Decimal arithmetic in the fast engine runs under this context: every signal that could mean
+# a rounded or flushed result (1e-1000030 % 0.01 underflows to 0 under the default context)
+# raises instead, and the exact integer routine answers. Set once per check, never per number.
+_EXACT_CONTEXT: Final = Context(
+    prec=400,
+    Emin=MIN_EMIN,
+    Emax=MAX_EMAX,
+    traps=[InvalidOperation, Inexact, Rounded, Subnormal, Underflow, Overflow, Clamped,
+           DivisionByZero],
+)  # fmt: skip
 
 
 # --- compiling -----------------------------------------------------------------------------

@@ -63,15 +63,25 @@ def test_leaves_the_rest_to_the_exact_engine(raw):
         ("3", "1e500"),
         ("0.3", "9" * 500 + ".9"),
         ("1", "1.0000000000000000000000000000000000001"),
+        ("0.01", "1e-1000030"),  # flushed to 0 by the default context's exponent range
+        ("1", "1e-1000030"),
+        ("0.01", "1e1000030"),
+        ("3", "1e1000030"),
     ],
 )
 def test_multiple_of_is_exact_whatever_the_size(divisor, value):
     schema = CompiledSchema.parse(b'{"multipleOf":' + divisor.encode() + b"}")
-    if value == "1e999999999":  # too big for a Fraction; 10**999999999 = 2**n * 5**n
-        expected = divisor == "5"
+    if value in ("1e999999999", "1e1000030"):  # too big for a Fraction; 10**n = 2**n * 5**n
+        expected = divisor in ("5", "0.01")
     else:
         expected = (Fraction(Decimal(value)) / Fraction(Decimal(divisor))).denominator == 1
     assert fast_and_exact(schema, value.encode()) == (expected, expected)
+    assert (schema.check(value.encode()).outcome.value == "accepted") == expected
+    integer = CompiledSchema.parse(b'{"items":{"type":"integer"}}')
+    is_integer = value in ("1e999999999", "1e1000030", "1e500") or (
+        "e" not in value and Fraction(Decimal(value)).denominator == 1
+    )
+    assert fast_and_exact(integer, b"[" + value.encode() + b"]") == (is_integer, is_integer)
 
 
 def test_numbers_stay_exact_under_a_caller_s_decimal_context():

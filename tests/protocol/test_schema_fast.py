@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import decimal
+import json
 import random
 from decimal import Decimal
 from fractions import Fraction
@@ -10,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 from scope_tool._ijson import parse_ijson
-from scope_tool._schema import CompiledSchema, SchemaValidationError
+from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
 from scope_tool._schema_exact import first_error
 from scope_tool._schema_limits import Meter
 
@@ -142,3 +143,90 @@ def test_enum_const_and_unique_items_compare_json_values():
     unique = CompiledSchema.parse(b'{"uniqueItems":true}')
     assert fast_and_exact(unique, b'[1,true,"1",[1],{"a":1}]') == (True, True)
     assert fast_and_exact(unique, b'[{"a":1,"b":2},{"b":2,"a":1.0}]') == (False, False)
+
+
+# --- differential: random schemas and values, fast engine against python-jsonschema ----------
+
+_NUMBERS = ["0", "1", "2.0", "-1", "0.5", "0.01", "3", "1e2", "1.5e-3", "18446744073709551616"]
+_STRINGS = ["", "a", "ab", "abc", "A1", "x-y", "1"]
+_TYPES = ["null", "boolean", "integer", "number", "string", "array", "object"]
+
+
+class _Generator:
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def value(self, depth: int = 0) -> str:
+        rng = self.rng
+        roll = rng.random()
+        if depth > 3 or roll < 0.45:
+            scalars = [*_NUMBERS, *(f'"{text}"' for text in _STRINGS), "true", "false", "null"]
+            return rng.choice(scalars)
+        if roll < 0.7:
+            return "[" + ",".join(self.value(depth + 1) for _ in range(rng.randint(0, 4))) + "]"
+        keys = rng.sample(["a", "b", "c", "d", "ab"], rng.randint(0, 4))
+        return "{" + ",".join(f'"{key}":{self.value(depth + 1)}' for key in keys) + "}"
+
+    def schemas(self, count: int, depth: int) -> str:
+        return "[" + ",".join(self.schema(depth + 1) for _ in range(count)) + "]"
+
+    def named(self, names: list[str], depth: int) -> str:
+        chosen = self.rng.sample(names, self.rng.randint(1, 2))
+        return "{" + ",".join(f'"{name}":{self.schema(depth + 1)}' for name in chosen) + "}"
+
+    def schema(self, depth: int = 0) -> str:
+        rng = self.rng
+        if depth > 3 or rng.random() < 0.15:
+            return rng.choice(["true", "false", "{}"])
+        choices = {
+            "type": lambda: json.dumps(
+                rng.choice(_TYPES) if rng.random() < 0.7 else rng.sample(_TYPES, 2)
+            ),
+            "enum": lambda: "[" + ",".join(self.value(3) for _ in range(rng.randint(1, 3))) + "]",
+            "const": lambda: self.value(2),
+            "multipleOf": lambda: rng.choice(["0.01", "0.5", "3", "1", "2.0", "1e-3"]),
+            "maximum": lambda: rng.choice(_NUMBERS),
+            "exclusiveMinimum": lambda: rng.choice(_NUMBERS),
+            "minLength": lambda: rng.choice(["0", "1", "2", "2.0"]),
+            "maxItems": lambda: rng.choice(["0", "1", "2", "2.0"]),
+            "minProperties": lambda: rng.choice(["0", "1", "2"]),
+            "pattern": lambda: json.dumps(rng.choice(["^a", "b$", "[0-9]", "^$"])),
+            "format": lambda: json.dumps(rng.choice(["email", "date", "ipv4", "unknown-x"])),
+            "uniqueItems": lambda: rng.choice(["true", "false"]),
+            "required": lambda: json.dumps(rng.sample(["a", "b", "c"], rng.randint(0, 2))),
+            "dependentRequired": lambda: json.dumps({"a": rng.sample(["b", "c"], 1)}),
+            "properties": lambda: self.named(["a", "b", "c"], depth),
+            "patternProperties": lambda: self.named(["^a", "b", "c$"], depth),
+            "prefixItems": lambda: self.schemas(rng.randint(1, 2), depth),
+            **{
+                word: (lambda: self.schema(depth + 1))
+                for word in ("items", "additionalProperties", "propertyNames", "not", "if")
+            },
+            **{word: (lambda: self.schema(depth + 1)) for word in ("then", "else")},
+            **{
+                word: (lambda: self.schemas(rng.randint(1, 3), depth))
+                for word in ("allOf", "anyOf", "oneOf")
+            },
+        }
+        words = rng.sample(sorted(choices), rng.randint(1, 3))
+        return "{" + ",".join(f'"{word}":{choices[word]()}' for word in words) + "}"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_schemas_get_the_exact_engine_s_verdicts(seed):
+    generator = _Generator(seed)
+    compared = 0
+    for _ in range(100):
+        try:
+            schema = CompiledSchema.parse(generator.schema().encode())
+        except SchemaError:
+            continue
+        for _ in range(5):
+            document = generator.value().encode()
+            value = parse_ijson(document)
+            expected = first_error(schema._exact, value) is None
+            assert schema.check(document).accepted == expected, (schema, document)
+            if schema._fast is not None:
+                compared += 1
+                assert schema._fast.valid(value, Meter()) == expected, (schema, document)
+    assert compared > 300

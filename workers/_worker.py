@@ -15,6 +15,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from scope_tool import Registry
 from workers._activities import ToolActivities
+from workers._check_answer import check_answer
 from workers._notify import notify
 from workflows import ToolCallWorkflow, with_scope_tool_converter
 from workflows.settings import DEFAULT_TASK_QUEUE
@@ -65,7 +66,7 @@ def build_worker(
         with_scope_tool_converter(client),
         task_queue=task_queue,
         workflows=[ToolCallWorkflow],
-        activities=[activities.call_tool, notify],
+        activities=[activities.call_tool, notify, check_answer],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=max_concurrent_activities,
         graceful_shutdown_timeout=graceful_shutdown,

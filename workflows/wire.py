@@ -21,6 +21,7 @@ from workflows._prompt import json_value
 __all__ = [
     "ANSWER",
     "CALL_TOOL_ACTIVITY",
+    "CHECK_ANSWER_ACTIVITY",
     "NOTIFY_ACTIVITY",
     "PHASE_KEY",
     "STATUS",
@@ -29,6 +30,8 @@ __all__ = [
     "AnswerInput",
     "AnswerReceipt",
     "CallToolInput",
+    "CheckAnswerInput",
+    "CheckAnswerResult",
     "NotifyInput",
     "RoundCompleted",
     "RoundErrored",
@@ -43,6 +46,7 @@ __all__ = [
 WORKFLOW_NAME: Final = "scope_tool.ToolCall"
 CALL_TOOL_ACTIVITY: Final = "scope_tool.call_tool"
 NOTIFY_ACTIVITY: Final = "scope_tool.notify"
+CHECK_ANSWER_ACTIVITY: Final = "scope_tool.check_answer"
 ANSWER: Final = "answer"
 STATUS: Final = "status"
 
@@ -190,3 +194,28 @@ class NotifyInput:
             "request_id": self.request_id,
             "prompt": json_value(self.prompt.encode("utf-8")) if self.prompt is not None else None,
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckAnswerInput:
+    """An answer whose schema check ran over the workflow's budget, to finish in an activity.
+
+    ``response`` has already passed the size and I-JSON checks in the workflow.
+    """
+
+    response_schema: bytes
+    response: bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckAnswerResult:
+    """The unbudgeted schema verdict: accepted, or refused with the schema layer's facts.
+
+    ``detail`` is the refusal text (``jsonschema: validate value: <pointer>: <reason>``),
+    ``path`` the JSON pointer ("" for the root) and ``violation`` the reason alone.
+    """
+
+    accepted: bool
+    detail: str = ""
+    path: str | None = None
+    violation: str | None = None

@@ -1,7 +1,7 @@
 """The ``scope_tool.check_answer`` activity: finish a schema check the workflow could not afford.
 
-Workflow code checks an answer against its response schema within a fixed work budget
-(``workflows._answer_check.WORKFLOW_CHECK_STEPS``), because a workflow task that does not yield
+Workflow code checks an answer only up to a fixed size and work budget
+(``workflows._answer_check.WORKFLOW_CHECK_BYTES`` / ``WORKFLOW_CHECK_STEPS``), because a workflow task that does not yield
 within 2 s fails and is retried forever. An answer over that budget (e.g. ~1 MB of decimals
 against an ``anyOf``/``multipleOf`` schema) is checked here with no budget, in a thread so the
 worker's event loop keeps heartbeating and polling; the verdict goes back to the update or
@@ -14,6 +14,7 @@ import asyncio
 
 from temporalio import activity
 
+from scope_tool import check_ijson
 from scope_tool._schema import CompiledSchema
 from scope_tool._schema_check import CheckOutcome
 from workflows.wire import CHECK_ANSWER_ACTIVITY, CheckAnswerInput, CheckAnswerResult
@@ -29,6 +30,10 @@ async def check_answer(request: CheckAnswerInput) -> CheckAnswerResult:
 
 def check_answer_now(request: CheckAnswerInput) -> CheckAnswerResult:
     """The same verdict, synchronously (what the activity runs in its thread)."""
+    try:
+        check_ijson(request.response)
+    except ValueError as exc:
+        return CheckAnswerResult(accepted=False, reason="invalid_json", detail=str(exc))
     verdict = CompiledSchema.parse(request.response_schema).check(request.response)
     if verdict.outcome is CheckOutcome.ACCEPTED:
         return CheckAnswerResult(accepted=True)

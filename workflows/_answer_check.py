@@ -6,8 +6,9 @@ raises the refusal so a bad answer never reaches history; the signal records it 
 waiting. An exact repeat of an accepted answer (same request id, same JSON text) is accepted as
 a duplicate, so a client that retries after a lost reply never starts a second round.
 
-The schema check is bounded (:data:`WORKFLOW_CHECK_STEPS`): an answer the schema layer cannot
-decide within it is :class:`Unchecked`, and the workflow finishes the check in the
+The content check is bounded: an answer over :data:`WORKFLOW_CHECK_BYTES` (parsing 1 MiB of
+numbers alone takes ~0.8 s) or one the schema layer cannot decide within
+:data:`WORKFLOW_CHECK_STEPS` is :class:`Unchecked`, and the workflow finishes the check in the
 ``scope_tool.check_answer`` activity, then decides again passing that verdict in, against the
 state as it is *then* (another answer may have won meanwhile). Refusal texts are capped at
 :data:`MAX_REFUSAL_TEXT` characters and never quote the whole schema.
@@ -15,7 +16,7 @@ state as it is *then* (another answer may have won meanwhile). Refusal texts are
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -27,6 +28,7 @@ from workflows.wire import AnswerInput, CheckAnswerResult
 
 __all__ = [
     "MAX_REFUSAL_TEXT",
+    "WORKFLOW_CHECK_BYTES",
     "WORKFLOW_CHECK_STEPS",
     "Accepted",
     "Refused",
@@ -40,6 +42,9 @@ WORKFLOW_CHECK_STEPS: Final = 20_000
 The schema layer counts steps deterministically, so a replay reaches the same verdict; a
 1 MiB array of decimals against an ``anyOf`` schema needs ~1 000 000 and goes to the activity.
 """
+
+WORKFLOW_CHECK_BYTES: Final = 64 * 1024
+"""Largest answer whose I-JSON and schema checks run in workflow code (parsed in ~50 ms)."""
 
 MAX_REFUSAL_TEXT: Final = 1000
 """Longest refusal message or problem kept (characters); longer ones end in "..."."""
@@ -100,11 +105,13 @@ def check_answer(
     allowed_answerers: Sequence[str],
     schema_verdict: tuple[str, CheckAnswerResult] | None = None,
     max_steps: int | None = WORKFLOW_CHECK_STEPS,
+    max_bytes: int | None = WORKFLOW_CHECK_BYTES,
 ) -> Accepted | Refused | Unchecked:
     """Decide one answer against the call's committed state (see the module docstring).
 
     ``schema_verdict`` is ``(request id, verdict)`` from the activity; it stands in for the
-    schema check only while that request is still the pending one.
+    content checks only while that request is still the pending one. ``max_steps`` and
+    ``max_bytes`` bound the work (``None``: unbounded, for code outside a workflow).
     """
     request_id = answer.request_id
     waiting_on = pending.request_id if pending is not None else None
@@ -170,17 +177,16 @@ def check_answer(
             RefusalReason.TOO_LARGE,
             f"the answer is {len(answer.response)} bytes; the limit is {MAX_INPUT_BYTES} bytes",
         )
-    try:
-        check_ijson(answer.response)
-    except ValueError as exc:
-        return refuse(
-            RefusalReason.INVALID_JSON,
-            f"the answer is not one I-JSON document: {exc}",
-            problem=str(exc),
-        )
     if schema_verdict is not None and schema_verdict[0] == pending.request_id:
         verdict = schema_verdict[1]
+    elif max_bytes is not None and len(answer.response) > max_bytes:
+        return Unchecked(request_id=pending.request_id, response_schema=pending.response_schema)
     else:
+        try:
+            check_ijson(answer.response)
+        except ValueError as exc:
+            verdict = CheckAnswerResult(accepted=False, reason="invalid_json", detail=str(exc))
+            return _invalid_json(refuse, verdict)
         checked = pending_request.check_response(answer.response, max_steps=max_steps)
         if checked.outcome is CheckOutcome.OVER_BUDGET:
             return Unchecked(request_id=pending.request_id, response_schema=pending.response_schema)
@@ -190,6 +196,8 @@ def check_answer(
             path=checked.path,
             violation=checked.violation,
         )
+    if verdict.reason == "invalid_json":
+        return _invalid_json(refuse, verdict)
     if not verdict.accepted:
         return refuse(
             RefusalReason.SCHEMA,
@@ -199,3 +207,11 @@ def check_answer(
             schema_path=verdict.path,
         )
     return Accepted(request_id=pending.request_id)
+
+
+def _invalid_json(refuse: Callable[..., Refused], verdict: CheckAnswerResult) -> Refused:
+    return refuse(
+        RefusalReason.INVALID_JSON,
+        f"the answer is not one I-JSON document: {verdict.detail}",
+        problem=verdict.detail,
+    )

@@ -333,6 +333,7 @@ class _Walk:
             # Outside workflow code the schema check needs no budget: it decides at once what
             # the workflow may have decided in the check_answer activity.
             max_steps=None,
+            max_bytes=None,
         )
         assert not isinstance(verdict, Unchecked)  # no budget, so never over it
         if isinstance(verdict, Accepted):

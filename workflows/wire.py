@@ -209,13 +209,15 @@ class CheckAnswerInput:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckAnswerResult:
-    """The unbudgeted schema verdict: accepted, or refused with the schema layer's facts.
+    """The unbudgeted verdict: accepted, or refused with the facts.
 
-    ``detail`` is the refusal text (``jsonschema: validate value: <pointer>: <reason>``),
-    ``path`` the JSON pointer ("" for the root) and ``violation`` the reason alone.
+    ``reason`` is ``invalid_json`` (``detail`` is the I-JSON error) or ``schema`` (``detail``
+    is the refusal text ``jsonschema: validate value: <pointer>: <reason>``, ``path`` the JSON
+    pointer, "" for the root, and ``violation`` the reason alone).
     """
 
     accepted: bool
+    reason: Literal["schema", "invalid_json"] = "schema"
     detail: str = ""
     path: str | None = None
     violation: str | None = None

@@ -16,6 +16,7 @@ state as it is *then* (another answer may have won meanwhile). Refusal texts are
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -28,12 +29,14 @@ from workflows.wire import AnswerInput, CheckAnswerResult
 
 __all__ = [
     "MAX_REFUSAL_TEXT",
+    "ROUND_INPUT_LIMIT",
     "WORKFLOW_CHECK_BYTES",
     "WORKFLOW_CHECK_STEPS",
     "Accepted",
     "Refused",
     "Unchecked",
     "check_answer",
+    "encoded_size",
 ]
 
 WORKFLOW_CHECK_STEPS: Final = 20_000
@@ -45,6 +48,10 @@ The schema layer counts steps deterministically, so a replay reaches the same ve
 
 WORKFLOW_CHECK_BYTES: Final = 64 * 1024
 """Largest answer whose I-JSON and schema checks run in workflow code (parsed in ~50 ms)."""
+
+ROUND_INPUT_LIMIT: Final = 2 * 1024 * 1024 - 64 * 1024
+"""Largest encoded next-round input an answer may make (Temporal's 2 MiB payload limit, less
+room for the envelope): past it the round could never start (#17 item 4)."""
 
 MAX_REFUSAL_TEXT: Final = 1000
 """Longest refusal message or problem kept (characters); longer ones end in "..."."""
@@ -106,12 +113,16 @@ def check_answer(
     schema_verdict: tuple[str, CheckAnswerResult] | None = None,
     max_steps: int | None = WORKFLOW_CHECK_STEPS,
     max_bytes: int | None = WORKFLOW_CHECK_BYTES,
+    carried: int | None = None,
 ) -> Accepted | Refused | Unchecked:
     """Decide one answer against the call's committed state (see the module docstring).
 
     ``schema_verdict`` is ``(request id, verdict)`` from the activity; it stands in for the
     content checks only while that request is still the pending one. ``max_steps`` and
     ``max_bytes`` bound the work (``None``: unbounded, for code outside a workflow).
+    ``carried`` is the encoded size of what the next round carries besides the answer (the
+    arguments and the question); with it, an answer that would make that round's input too
+    large for Temporal is refused as too large for this call.
     """
     request_id = answer.request_id
     waiting_on = pending.request_id if pending is not None else None
@@ -177,6 +188,16 @@ def check_answer(
             RefusalReason.TOO_LARGE,
             f"the answer is {len(answer.response)} bytes; the limit is {MAX_INPUT_BYTES} bytes",
         )
+    if carried is not None:
+        total = carried + encoded_size(answer.response)
+        if total > ROUND_INPUT_LIMIT:
+            return refuse(
+                RefusalReason.TOO_LARGE,
+                f"the answer is too large for this call: with the call's arguments and question"
+                f" ({carried} bytes encoded) the next round's input would be {total} bytes,"
+                f" over the {ROUND_INPUT_LIMIT}-byte limit of what a round can carry"
+                " (Temporal's 2 MiB payload limit); send a smaller answer",
+            )
     if schema_verdict is not None and schema_verdict[0] == pending.request_id:
         verdict = schema_verdict[1]
     elif max_bytes is not None and len(answer.response) > max_bytes:
@@ -215,3 +236,10 @@ def _invalid_json(refuse: Callable[..., Refused], verdict: CheckAnswerResult) ->
         f"the answer is not one I-JSON document: {verdict.detail}",
         problem=verdict.detail,
     )
+
+
+def encoded_size(text: str | bytes) -> int:
+    """Bytes ``text`` (UTF-8 JSON) takes in a payload: a JSON string, as the converter sends it."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return len(json.dumps(text))

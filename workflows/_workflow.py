@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         Refused,
         Unchecked,
         check_answer,
+        encoded_size,
     )
     from workflows._status import (
         AnswerRecord,
@@ -92,6 +93,7 @@ class ToolCallWorkflow:
         self._answers: dict[str, AnswerRecord] = {}
         self._refused: list[RefusedAnswer] = []
         self._refused_dropped = 0
+        self._carried: int | None = None
         self._notify_errors: list[str] = []
         self._notifications: list[asyncio.Task[None]] = []
         self._outcome: CallOutcome | None = None
@@ -225,6 +227,7 @@ class ToolCallWorkflow:
             deadline=asked_at + timeout if timeout is not None else None,
         )
         self._pending_request = request
+        self._carried = encoded_size(call.arguments) + encoded_size(input_request)
         self._answer = None
         self._set_phase(Phase.AWAITING_INPUT)
         workflow.set_current_details(
@@ -322,6 +325,7 @@ class ToolCallWorkflow:
             answered=self._answers,
             allowed_answerers=self._call.allowed_answerers,
             schema_verdict=schema_verdict,
+            carried=self._carried,
         )
 
     async def _decide(self, answer: AnswerInput) -> Accepted | Refused:

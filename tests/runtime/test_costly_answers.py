@@ -26,7 +26,7 @@ from scope_tool._schema_limits import MAX_NESTING
 from workers import build_worker, workflow_runner
 from workers._check_answer import check_answer_now
 from workflows import DATA_CONVERTER, AnswerRejectedError, Phase, ToolCalls, ToolCallWorkflow
-from workflows._answer_check import MAX_REFUSAL_TEXT, WORKFLOW_CHECK_BYTES
+from workflows._answer_check import MAX_REFUSAL_TEXT, ROUND_INPUT_LIMIT, WORKFLOW_CHECK_BYTES
 from workflows.wire import CheckAnswerInput
 
 _COUNT = (MAX_INPUT_BYTES - 2) // 5
@@ -274,3 +274,30 @@ async def test_refusal_records_stay_bounded_with_a_huge_schema(
     assert (await handle.result()).phase is Phase.COMPLETED
     assert await _failed_tasks(handle) == []
     await _replays(handle)
+
+
+async def test_answer_too_large_for_this_call_is_refused_naming_the_limit(
+    calls: ToolCalls, costly_worker: Any
+) -> None:
+    """#17 item 4: 0.9 MiB arguments + a 0.3 MiB question leave no room for a ~1 MiB answer."""
+    pad = int(0.9 * 1024 * 1024)
+    handle = await calls.start(
+        Request(
+            name="ask_with",
+            arguments=json.dumps({"schema": {"type": "array"}, "pad": 300 * 1024, "x": "y" * pad}),
+        ),
+        call_id=f"carry-{uuid.uuid4()}",
+    )
+    await wait_for_phase(handle, Phase.AWAITING_INPUT, within=60)
+    with pytest.raises(AnswerRejectedError) as caught:
+        await handle.answer(GOOD)
+    assert caught.value.reason == "too_large"
+    assert "too large for this call" in str(caught.value)
+    assert str(ROUND_INPUT_LIMIT) in str(caught.value)
+    assert await _accepted_updates(handle) == 0  # refused by the validator
+    # A small answer still fits: the call can move.
+    await handle.answer(b"[1]")
+    outcome = await handle.result()
+    assert outcome.phase is Phase.COMPLETED
+    assert outcome.output.text() == "took 3 bytes"
+    assert await _failed_tasks(handle) == []

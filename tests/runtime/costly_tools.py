@@ -67,4 +67,32 @@ class AskWith:
         )
 
 
-REGISTRY = Registry(AskWith())
+class Carry:
+    """Returns an output of ``output`` bytes, or asks with ``prompt``/``state`` bytes of text.
+
+    The sizes of #17 item 4 (the arguments themselves may be padded with ``pad``).
+    """
+
+    def definition(self) -> Definition:
+        return Definition(
+            name="carry",
+            description="produce payloads of the given sizes",
+            input_schema={"type": "object"},
+        )
+
+    async def call(self, invocation: Invocation) -> Result:
+        arguments = json.loads(invocation.arguments)
+        if "output" in arguments:
+            return Result(output=Output.text_output("o" * int(arguments["output"])))
+        if invocation.continuation is not None:
+            return Result(output=Output.text_output("answered"))
+        return Result(
+            input_request=InputRequest(
+                prompt=json.dumps("p" * int(arguments["prompt"])),
+                response_schema={},
+                state=json.dumps("s" * int(arguments["state"])),
+            )
+        )
+
+
+REGISTRY = Registry(AskWith(), Carry())

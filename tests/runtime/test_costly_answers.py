@@ -29,6 +29,7 @@ from workflows import DATA_CONVERTER, AnswerRejectedError, Phase, ToolCalls, Too
 from workflows._answer_check import MAX_REFUSAL_TEXT, ROUND_INPUT_LIMIT, WORKFLOW_CHECK_BYTES
 from workflows.wire import CheckAnswerInput
 
+MIB = 1024 * 1024
 _COUNT = (MAX_INPUT_BYTES - 2) // 5
 GOOD = b"[" + b",".join([b"1.23"] * _COUNT) + b"]"
 """~1 MiB of decimals, each a multiple of 0.01 (the issue's accepted answer)."""
@@ -279,25 +280,56 @@ async def test_refusal_records_stay_bounded_with_a_huge_schema(
 async def test_answer_too_large_for_this_call_is_refused_naming_the_limit(
     calls: ToolCalls, costly_worker: Any
 ) -> None:
-    """#17 item 4: 0.9 MiB arguments + a 0.3 MiB question leave no room for a ~1 MiB answer."""
-    pad = int(0.9 * 1024 * 1024)
+    """#17 item 4: an answer whose encoding would not fit the next round is refused as such.
+
+    Escaped quotes are under MAX_INPUT_BYTES raw but twice that as a JSON string on the wire.
+    """
     handle = await calls.start(
-        Request(
-            name="ask_with",
-            arguments=json.dumps({"schema": {"type": "array"}, "pad": 300 * 1024, "x": "y" * pad}),
-        ),
+        Request(name="ask_with", arguments=json.dumps({"schema": {}, "x": "a" * (MIB // 2)})),
         call_id=f"carry-{uuid.uuid4()}",
     )
-    await wait_for_phase(handle, Phase.AWAITING_INPUT, within=60)
+    await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    # With 0.5 MiB of arguments, 0.75 MiB of escaped quotes (1.5 MiB encoded) does not fit.
+    quotes = b'"' + b'\\"' * (3 * MIB // 8) + b'"'
     with pytest.raises(AnswerRejectedError) as caught:
-        await handle.answer(GOOD)
+        await handle.answer(quotes)
     assert caught.value.reason == "too_large"
     assert "too large for this call" in str(caught.value)
     assert str(ROUND_INPUT_LIMIT) in str(caught.value)
     assert await _accepted_updates(handle) == 0  # refused by the validator
-    # A small answer still fits: the call can move.
+    # Past the limit on its own (1 MiB raw, 2 MiB encoded) the client refuses it unsent.
+    with pytest.raises(AnswerRejectedError, match="too large for this call"):
+        await handle.answer(b'"' + b'\\"' * ((MAX_INPUT_BYTES - 2) // 2) + b'"')
+    # A smaller answer still fits: the call can move.
     await handle.answer(b"[1]")
     outcome = await handle.result()
     assert outcome.phase is Phase.COMPLETED
     assert outcome.output.text() == "took 3 bytes"
+    assert await _failed_tasks(handle) == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"output": 3 * MIB}, "completed, but its output is"),
+        ({"prompt": int(0.3 * MIB), "state": MIB - 64, "pad": "a" * int(0.9 * MIB)}, "asked"),
+        ({"prompt": MIB - 64, "state": MIB - 64}, "asked"),
+    ],
+    ids=["3MiB-output", "0.9MiB-args+1MiB-state+0.3MiB-prompt", "1MiB-prompt+1MiB-state"],
+)
+async def test_results_that_cannot_be_carried_end_errored_saying_why(
+    calls: ToolCalls, costly_worker: Any, arguments: dict[str, Any], expected: str
+) -> None:
+    """#17 item 4: refused where produced, naming the limit, never "outcome unknown"."""
+    handle = await calls.start(
+        Request(name="carry", arguments=json.dumps(arguments)), call_id=f"carry-{uuid.uuid4()}"
+    )
+    outcome = await asyncio.wait_for(handle.result(), 60)
+    assert outcome.phase is Phase.ERRORED, outcome
+    assert expected in outcome.message
+    assert "limit" in outcome.message
+    assert "outcome unknown" not in outcome.message
+    assert "PayloadsTooLarge" not in outcome.message
+    if "output" in arguments:
+        assert "DID run" in outcome.message
     assert await _failed_tasks(handle) == []

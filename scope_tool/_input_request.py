@@ -16,6 +16,7 @@ from typing import Any, Final, NoReturn
 
 from scope_tool._ijson import MAX_INPUT_BYTES, IJSONError, check_ijson, raw_object_members
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
+from scope_tool._schema_check import SchemaCheck
 from scope_tool.errors import InvalidInputRequestError
 
 __all__ = ["Continuation", "InputRequest"]
@@ -150,6 +151,15 @@ class InputRequest:
         except SchemaValidationError as exc:
             raise InvalidInputRequestError(f"response: {exc}") from exc
         return Continuation._freeze(state=self._state, response=raw)
+
+    def check_response(self, response: bytes, *, max_steps: int | None = None) -> SchemaCheck:
+        """The schema's verdict on ``response`` within ``max_steps`` (see ``CompiledSchema.check``).
+
+        Workflow code checks answers with a budget so no answer can stall a workflow task; an
+        over-budget verdict is finished by an activity with no budget. The size limit and the
+        I-JSON check are the caller's (:meth:`continuation` does both).
+        """
+        return self._schema.check(response, max_steps=max_steps)
 
     def to_json(self) -> bytes:
         """``{"prompt":…,"response_schema":…,"state":…}`` with the raw bytes spliced in.

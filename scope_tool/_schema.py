@@ -1,22 +1,27 @@
 """JSON Schema documents: parsed once, canonicalised, compiled, then validated exactly.
 
-This ports Go's ``core/jsonschema`` as ``core/tool`` uses it (go-reference-behaviour §2.4):
+This ports Go's ``core/jsonschema`` as ``core/tool`` uses it (go-reference-behaviour §2.4);
+``docs/schemas.md`` is the reference:
 
-* :meth:`CompiledSchema.parse` refuses empty documents, documents over 1 MiB and documents
-  that are not I-JSON, canonicalises the text (the canonical bytes are what a contract
-  exposes) and compiles it: draft 2020-12 unless ``$schema`` names another known draft,
-  ``format`` *asserted*, no remote ``$ref`` loading (in-document references and the standard
-  metaschemas still resolve).
+* :meth:`CompiledSchema.parse` refuses empty documents, documents over 1 MiB, documents that
+  are not I-JSON and documents nested deeper than ``MAX_NESTING``, canonicalises the text (the
+  canonical bytes are what a contract exposes) and compiles it: draft 2020-12 unless
+  ``$schema`` names another known draft, ``format`` *asserted*, no remote ``$ref`` loading
+  (in-document references, embedded resources and the standard metaschemas still resolve).
 * :meth:`CompiledSchema.validate` checks the instance is I-JSON, decodes numbers exactly
   (``int``/``Decimal``, never ``float``) and validates; ``1.0`` counts as an integer.
+  :meth:`CompiledSchema.check` does the same within a work budget and reports
+  accepted / refused / over budget.
 
-Two engines, one meaning. ``jsonschema_rs`` (Rust) validates a small argument object in about
-0.1 µs, python-jsonschema in about 9 µs, but the Rust engine rounds some numbers (a bound
-beyond 2**64 against a long decimal, for example). So the Rust engine only answers when every
-number involved is provably exact in binary floating point: schema numbers that are integers
-or doubles of magnitude at most 2**53, and instance numbers that are integers of at most 15
-digits. Everything else goes to the exact engine (``_schema_exact``), which also delegates
-``format`` and ``pattern`` to the Rust engine so the two never disagree on those.
+Three engines, one meaning. ``jsonschema_rs`` (Rust) validates a small argument object in
+about 0.1 µs but only answers when every number involved is provably exact in binary floating
+point (schema numbers that are integers or doubles of magnitude at most 2**53, instance
+numbers that are integers of at most 15 digits). The fast exact engine (``_schema_fast``)
+takes the common keywords of schemas that cannot recurse, with exact numbers, at a few µs per
+keyword-heavy item instead of python-jsonschema's tens. The exact engine (``_schema_exact``,
+python-jsonschema with exact numbers) takes everything else; it delegates ``format`` and
+``pattern`` to the Rust engine so the engines never disagree on those. Nesting and work are
+counted (``_schema_limits``), so a verdict never depends on the caller's stack.
 """
 
 from __future__ import annotations
@@ -31,7 +36,18 @@ import jsonschema_rs
 import referencing.exceptions
 
 from scope_tool._ijson import IJSONError, canonical_json, nested_deeper_than, parse_ijson
-from scope_tool._schema_exact import CompileError, compile_exact, first_violation
+from scope_tool._schema_check import CheckOutcome, SchemaCheck
+from scope_tool._schema_exact import CompileError, compile_exact_shaped, first_violation
+from scope_tool._schema_fast import FastCheck, charge, compile_fast
+from scope_tool._schema_limits import (
+    MAX_EVALUATION_DEPTH,
+    MAX_NESTING,
+    Meter,
+    OverBudget,
+    TooDeep,
+    metered,
+    on_enough_stack,
+)
 
 __all__ = ["MAX_SCHEMA_BYTES", "CompiledSchema", "SchemaError", "SchemaValidationError"]
 
@@ -46,8 +62,6 @@ _EXACT_LIMIT: Final = 1 << 53
 # A number lexeme with a fraction or exponent, or 16+ digits (possibly beyond 2**53). Digits in
 # strings can match too; that only sends the value to the exact engine.
 _INEXACT_NUMBER: Final = re.compile(rb"[0-9][.eE]|[0-9]{16}")
-# The Rust engine recurses on the native stack; keep deep documents away from it.
-_RUST_DEPTH: Final = 128
 
 
 class SchemaError(ValueError):
@@ -74,6 +88,11 @@ class SchemaValidationError(ValueError):
         self.path = path
         self.violation = violation
 
+    @classmethod
+    def of(cls, verdict: SchemaCheck) -> SchemaValidationError:
+        """The error a refused ``verdict`` stands for, with its path and violation."""
+        return cls(verdict.detail, path=verdict.path, violation=verdict.violation)
+
 
 def _exact_in_double(value: Any) -> bool:
     """Whether every number in ``value`` is exact as a double of magnitude <= 2**53."""
@@ -96,21 +115,22 @@ def _exact_in_double(value: Any) -> bool:
     return True
 
 
-def _rust_can_answer(value: Any) -> bool:
-    """Whether an instance holds only integers of magnitude <= 2**53 and nests shallowly."""
+def _shape_of_value(value: Any) -> tuple[bool, bool]:
+    """(nests deeper than MAX_NESTING, holds only integers of magnitude <= 2**53)."""
+    only_small_integers = True
     pending: list[tuple[Any, int]] = [(value, 0)]
     while pending:
         item, depth = pending.pop()
         if isinstance(item, dict | list):
-            if depth >= _RUST_DEPTH:
-                return False
+            if depth >= MAX_NESTING:
+                return True, False
             children = item.values() if isinstance(item, dict) else item
             pending.extend((child, depth + 1) for child in children)
         elif isinstance(item, Decimal) or (
             isinstance(item, int) and not isinstance(item, bool) and abs(item) > _EXACT_LIMIT
         ):
-            return False
-    return True
+            only_small_integers = False
+    return False, only_small_integers
 
 
 def _rust_violation(error: Any) -> tuple[str, str]:
@@ -121,12 +141,6 @@ def _rust_violation(error: Any) -> tuple[str, str]:
     if len(text) > _MAX_MESSAGE:
         text = text[:_MAX_MESSAGE] + "..."
     return pointer, text
-
-
-def _violation_error(pointer: str, text: str) -> SchemaValidationError:
-    return SchemaValidationError(
-        f"{_VALIDATE_VALUE}: {pointer or '(root)'}: {text}", path=pointer, violation=text
-    )
 
 
 def _compile_rust(canonical: bytes) -> Any:
@@ -144,18 +158,30 @@ class CompiledSchema:
 
     Instances are only made by :meth:`parse`; they are safe to share between threads and
     cheap to validate against, because compilation happens once.
+
+    Three engines, one meaning (see the module docstring): the Rust engine where every number
+    is provably exact in binary floating point, the fast exact engine (``_schema_fast``)
+    for the common keywords, and the metered exact engine (``_schema_exact``) for the rest.
+    Limits (``_schema_limits``) are counted, never taken from the call stack, so the update
+    validator, the update handler and the activity always reach the same verdict.
     """
 
-    __slots__ = ("_canonical", "_exact", "_rust")
+    __slots__ = ("_bounded", "_canonical", "_exact", "_fast", "_rust")
 
     _canonical: bytes
     _exact: Any
     _rust: Any
+    _fast: FastCheck | None
+    _bounded: bool
 
-    def __init__(self, *, _canonical: bytes, _exact: Any, _rust: Any) -> None:
+    def __init__(
+        self, *, _canonical: bytes, _exact: Any, _rust: Any, _fast: Any, _bounded: bool
+    ) -> None:
         object.__setattr__(self, "_canonical", _canonical)
         object.__setattr__(self, "_exact", _exact)
         object.__setattr__(self, "_rust", _rust)
+        object.__setattr__(self, "_fast", _fast)
+        object.__setattr__(self, "_bounded", _bounded)
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"CompiledSchema is immutable; cannot set {name!r}")
@@ -179,12 +205,14 @@ class CompiledSchema:
 
     @classmethod
     def parse(cls, raw: bytes) -> CompiledSchema:
-        """Check size/I-JSON, canonicalise, compile (2020-12, format asserted, no remote $ref).
+        """Check size/I-JSON/nesting, canonicalise, compile (2020-12, format asserted, no
+        remote $ref).
 
         Raises:
             SchemaError: ``jsonschema: invalid schema: <detail>`` where detail is
                 ``document is empty``, ``document exceeds 1048576 bytes``,
-                ``document is not valid RFC 7493 JSON: ...`` or ``compile: ...``.
+                ``document is not valid RFC 7493 JSON: ...``,
+                ``document nests deeper than 64 levels`` or ``compile: ...``.
             TypeError: ``raw`` is not bytes.
         """
         if not isinstance(raw, bytes | bytearray | memoryview):
@@ -206,18 +234,28 @@ class CompiledSchema:
             raise SchemaError(f"document is not valid RFC 7493 JSON: {exc}") from None
         if len(canonical) > MAX_SCHEMA_BYTES:
             raise SchemaError(f"canonical document exceeds {MAX_SCHEMA_BYTES} bytes")
+        if _nests_too_deep(canonical):
+            raise SchemaError(f"document nests deeper than {MAX_NESTING} levels")
         schema = parse_ijson(canonical)
-        rust = None
         try:
-            exact = compile_exact(schema)
-            if not _too_deep_for_rust(canonical):
-                rust = _compile_rust(canonical)
+            # The metaschema check and json.loads recurse with the document: give them a
+            # stack with room for MAX_NESTING levels, whatever the caller's depth.
+            exact, shape = on_enough_stack(lambda: compile_exact_shaped(schema))
+            rust = on_enough_stack(lambda: _compile_rust(canonical))
         except CompileError as exc:
             raise SchemaError(str(exc)) from None
-        except RecursionError:
-            raise SchemaError("compile: schema nests too deeply") from None
-        fast = rust if _exact_in_double(schema) else None
-        return cls(_canonical=canonical, _exact=exact, _rust=fast)
+        fast = (
+            on_enough_stack(lambda: compile_fast(schema, shape.ref_targets))
+            if shape.bounded
+            else None
+        )
+        return cls(
+            _canonical=canonical,
+            _exact=exact,
+            _rust=rust if shape.bounded and _exact_in_double(schema) else None,
+            _fast=fast,
+            _bounded=shape.bounded,
+        )
 
     @property
     def canonical(self) -> bytes:
@@ -226,50 +264,106 @@ class CompiledSchema:
 
     def validate(self, instance: bytes) -> None:
         """Raise SchemaValidationError unless ``instance`` is I-JSON and satisfies the schema."""
-        try:
-            value = parse_ijson(instance)
-        except IJSONError as exc:
-            raise SchemaValidationError(_INVALID_VALUE) from exc
-        rust = self._rust
-        if (
-            rust is not None
-            and _INEXACT_NUMBER.search(instance) is None
-            and (len(instance) <= 2 * _RUST_DEPTH or not nested_deeper_than(instance, _RUST_DEPTH))
-        ):
-            if not rust.is_valid(value):
-                self._refuse_rust(value)
-        else:
-            self._validate_exact(value)
+        verdict = self.check(instance)
+        if verdict.outcome is not CheckOutcome.ACCEPTED:
+            raise SchemaValidationError.of(verdict)
 
     def validate_value(self, value: Any) -> None:
         """Validate an already parsed value (numbers as int/Decimal)."""
-        if self._rust is not None and _rust_can_answer(value):
-            if not self._rust.is_valid(value):
-                self._refuse_rust(value)
-        else:
-            self._validate_exact(value)
+        deep, small_integers = _shape_of_value(value)
+        verdict = self._decide(value, deep=deep, rust_exact=small_integers, meter=Meter())
+        if verdict.outcome is not CheckOutcome.ACCEPTED:
+            raise SchemaValidationError.of(verdict)
 
-    def _refuse_rust(self, value: Any) -> NoReturn:
-        error = next(iter(self._rust.iter_errors(value)))
-        raise _violation_error(*_rust_violation(error))
+    def check(self, instance: bytes, *, max_steps: int | None = None) -> SchemaCheck:
+        """Check ``instance`` spending at most ``max_steps`` keyword applications.
 
-    def _validate_exact(self, value: Any) -> None:
+        Unlike :meth:`validate` this never raises for a bad value: the verdict says accepted,
+        refused (with the text :meth:`validate` would raise) or over budget. The same value
+        and schema spend the same steps on every run and every stack, so a workflow can
+        check within a budget and replay the same verdict; an over-budget value must be
+        checked elsewhere (an activity) with no budget.
+
+        Raises:
+            ValueError: ``max_steps`` is negative.
+        """
+        if max_steps is not None and max_steps < 0:
+            raise ValueError(f"max_steps must be >= 0, not {max_steps}")
         try:
-            problem = first_violation(self._exact, value)
+            value = parse_ijson(instance)
+        except IJSONError:
+            return SchemaCheck(outcome=CheckOutcome.REFUSED, detail=_INVALID_VALUE)
+        deep = len(instance) > 2 * MAX_NESTING and nested_deeper_than(instance, MAX_NESTING)
+        rust_exact = _INEXACT_NUMBER.search(instance) is None
+        return self._decide(
+            value, deep=deep, rust_exact=rust_exact, meter=Meter(max_steps=max_steps)
+        )
+
+    def _decide(self, value: Any, *, deep: bool, rust_exact: bool, meter: Meter) -> SchemaCheck:
+        if deep and not self._bounded:
+            return _refused(
+                "",
+                f"value nests deeper than {MAX_NESTING} levels, the limit for a recursive schema",
+                meter,
+            )
+        if not deep and rust_exact and self._rust is not None:
+            if self._rust.is_valid(value):
+                return SchemaCheck(outcome=CheckOutcome.ACCEPTED)
+            return _refused(*_rust_violation(next(iter(self._rust.iter_errors(value)))), meter)
+        try:
+            problem = metered(meter, lambda: self._problem(value, meter), fresh_stack=deep)
+        except OverBudget:
+            return SchemaCheck(
+                outcome=CheckOutcome.OVER_BUDGET,
+                detail=f"checking needs more than {meter.max_steps} steps",
+                steps=meter.steps,
+            )
+        if problem is None:
+            return SchemaCheck(outcome=CheckOutcome.ACCEPTED, steps=meter.steps)
+        return _refused(*problem, meter)
+
+    def _problem(self, value: Any, meter: Meter) -> tuple[str, str] | None:
+        """(JSON pointer, "" for the root; reason) or None, from the fast engine if it can."""
+        try:
+            fast = self._fast
+            if fast is not None:
+                charge(meter, fast.weight)
+                if fast.valid(value, meter):
+                    return None
+                # Explaining re-walks only the failing path, outside the budget: the
+                # verdict is already decided.
+                failure = fast.explain(value, Meter(failed_at=meter.failed_at))
+                if failure is None:  # pragma: no cover - explain mirrors valid
+                    return "", "value does not satisfy the schema"
+                return _pointer(failure[0]), failure[1]
+            return first_violation(self._exact, value)
+        except TooDeep:
+            return "", (
+                f"validation descends more than {MAX_EVALUATION_DEPTH} levels"
+                " (a recursive schema applied to a deeply nested value)"
+            )
         except RecursionError:
-            raise SchemaValidationError(
-                f"{_VALIDATE_VALUE}: value nests too deeply to validate"
-            ) from None
+            return "", "value nests too deeply to validate"
         except referencing.exceptions.Unresolvable as exc:
-            raise SchemaValidationError(
-                f"{_VALIDATE_VALUE}: unresolvable reference {exc}"
-            ) from None
-        if problem is not None:
-            raise _violation_error(*problem)
+            return "", f"unresolvable reference {exc}"
 
 
-def _too_deep_for_rust(document: bytes) -> bool:
-    return len(document) > 2 * _RUST_DEPTH and nested_deeper_than(document, _RUST_DEPTH)
+def _refused(pointer: str, violation: str, meter: Meter) -> SchemaCheck:
+    return SchemaCheck(
+        outcome=CheckOutcome.REFUSED,
+        detail=f"{_VALIDATE_VALUE}: {pointer or '(root)'}: {violation}",
+        steps=meter.steps,
+        path=pointer,
+        violation=violation,
+    )
+
+
+def _pointer(parts: list[str]) -> str:
+    return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in reversed(parts))
+
+
+def _nests_too_deep(document: bytes) -> bool:
+    return len(document) > 2 * MAX_NESTING and nested_deeper_than(document, MAX_NESTING)
 
 
 _CACHED_SCHEMA_BYTES: Final = 64 * 1024

@@ -18,8 +18,8 @@ import json
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, Final, cast
-from urllib.parse import urljoin
 
+import attrs
 import jsonschema_rs
 import referencing
 import referencing.exceptions
@@ -31,7 +31,19 @@ from jsonschema.exceptions import ValidationError, best_match  # type: ignore[im
 from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
 
-__all__ = ["CompileError", "compile_exact", "first_error", "first_violation"]
+from scope_tool._schema_graph import Shape, shape_of
+from scope_tool._schema_limits import Meter, current_meter
+
+__all__ = [
+    "FORMAT_CHECKER",
+    "CompileError",
+    "compile_exact",
+    "compile_exact_shaped",
+    "first_error",
+    "first_violation",
+    "is_multiple",
+    "rust_pattern",
+]
 
 _MAX_MESSAGE: Final = 400
 _FORMATS: Final = (
@@ -129,14 +141,15 @@ def _multiple_of(
 
 
 @functools.lru_cache(maxsize=1024)
-def _rust_pattern(pattern: str) -> Any:
+def rust_pattern(pattern: str) -> Any:
+    """The Rust engine's matcher for ``pattern`` (ECMA 262 as Go's validator reads it)."""
     return jsonschema_rs.validator_for({"pattern": pattern})
 
 
 def _pattern(
     _validator: Validator, pattern: str, instance: Any, _schema: Any
 ) -> Iterator[ValidationError]:
-    if isinstance(instance, str) and not _rust_pattern(pattern).is_valid(instance):
+    if isinstance(instance, str) and not rust_pattern(pattern).is_valid(instance):
         yield ValidationError(f"{_show(instance)} does not match {_show(pattern)}")
 
 
@@ -166,29 +179,41 @@ _REFUSING_REGISTRY: Final = referencing.Registry(retrieve=_refuse_retrieval)  # 
 
 def _check_references(
     schema: Any, specification: referencing.Specification[Any], registry: referencing.Registry[Any]
-) -> None:
-    """Resolve every ``$ref`` now, so a bad or remote reference fails at compile time, as in Go."""
-    resolver = registry.resolver()
-    pending: list[tuple[Any, str]] = [(schema, "")]
+) -> dict[int, Any]:
+    """Resolve every ``$ref`` and ``$dynamicRef`` now, so a bad or remote one fails at compile
+    time, as in Go.
+
+    Each subschema is resolved from its own resource scope exactly as the validator will at
+    validation time (``Resolver.in_subresource``), so URN bases (``urn:uuid:...``) and
+    resources embedded by their own ``$id`` resolve here as they do there. Returns each
+    ``$ref``'s target by ``id()`` of the subschema holding it (for ``_schema_graph``).
+    """
+    targets: dict[int, Any] = {}
+    pending: list[tuple[Any, Any]] = [(schema, registry.resolver())]
     while pending:
-        node, base = pending.pop()
+        node, resolver = pending.pop()
         if not isinstance(node, dict):
             continue
-        node_id = specification.id_of(node)
-        if node_id is not None:
-            base = urljoin(base, node_id)
-        reference = node.get("$ref")
-        if isinstance(reference, str):
-            target = urljoin(base, reference)
+        resolver = resolver.in_subresource(specification.create_resource(node))
+        for keyword in ("$ref", "$dynamicRef"):
+            reference = node.get(keyword)
+            if not isinstance(reference, str):
+                continue
             try:
-                resolver.lookup(target)
-            except referencing.exceptions.Unresolvable:
-                local = target.startswith("#") or target.startswith(base + "#")
-                remote = "" if local else " (remote references are never loaded)"
+                resolved = resolver.lookup(reference)
+            except referencing.exceptions.Unresolvable as exc:
+                # A bare Unresolvable means no document has that URI (the retriever refused
+                # to fetch it); its subclasses mean the document exists but the fragment
+                # does not.
+                remote = type(exc) is referencing.exceptions.Unresolvable
                 raise CompileError(
-                    f"compile: $ref {json.dumps(reference)} cannot be resolved{remote}"
+                    f"compile: {keyword} {json.dumps(reference)} cannot be resolved"
+                    + (" (remote references are never loaded)" if remote else "")
                 ) from None
-        pending.extend((child, base) for child in specification.subresources_of(node))
+            if keyword == "$ref":
+                targets[id(node)] = resolved.contents
+        pending.extend((child, resolver) for child in specification.subresources_of(node))
+    return targets
 
 
 # --- compiling -------------------------------------------------------------------------------
@@ -205,13 +230,66 @@ def _exact_class(base: Any) -> Any:
         type_checker = base.TYPE_CHECKER.redefine_many(
             {"number": _is_number, "integer": _is_integer}
         )
+        keywords = {**base.VALIDATORS, "multipleOf": _multiple_of, "pattern": _pattern}
         exact = validators.extend(
             base,
-            validators={"multipleOf": _multiple_of, "pattern": _pattern},
+            validators={name: _metered(function) for name, function in keywords.items()},
             type_checker=type_checker,
         )
+        exact.evolve = _exact_evolve
         _EXACT_CLASSES[base] = exact
+        _BASES[exact] = base
     return exact
+
+
+def _metered(function: Any) -> Any:
+    """``function`` (a keyword) counted by the active :class:`Meter`, if any (see ``_schema_limits``).
+
+    Each keyword application is one level while it runs and one step, so the evaluation depth
+    and the work are counted, never inferred from the Python stack.
+    """
+
+    def keyword(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        meter = current_meter()
+        if meter is None:
+            return function(validator, value, instance, schema)
+        return _counted(meter, function, validator, value, instance, schema)
+
+    return keyword
+
+
+def _counted(meter: Meter, function: Any, *arguments: Any) -> Iterator[ValidationError]:
+    meter.enter()
+    try:
+        errors = function(*arguments)
+        if errors is not None:
+            yield from errors
+    finally:
+        meter.leave()
+
+
+_BASES: dict[Any, Any] = {}
+_EVOLVE_FIELDS: Final = tuple(
+    (field.name, field.alias) for field in attrs.fields(Draft202012Validator) if field.init
+)
+
+
+def _exact_evolve(self: Any, **changes: Any) -> Any:
+    """python-jsonschema's ``evolve``, but a subschema's ``$schema`` picks an *exact* class.
+
+    The stock ``evolve`` picks the stock class of any subschema that declares ``$schema``
+    (a ``$ref`` back to a root that declares it, an embedded resource, every metaschema
+    vocabulary), which would silently drop exact numbers there: ``2.0`` would stop being an
+    integer and ``multipleOf`` would round.
+    """
+    schema = changes.setdefault("schema", self.schema)
+    exact = type(self)
+    if isinstance(schema, dict) and "$schema" in schema:
+        exact = _exact_class(validators.validator_for(schema, default=_BASES[exact]))
+    for name, alias in _EVOLVE_FIELDS:
+        if alias not in changes:
+            changes[alias] = getattr(self, name)
+    return exact(**changes)
 
 
 def _meta_validator(exact: Any) -> Validator:
@@ -248,6 +326,11 @@ def first_violation(validator: Validator, value: Any) -> tuple[str, str] | None:
 
 def compile_exact(schema: Any) -> Validator:
     """Compile a parsed schema (numbers as int/Decimal) or raise :class:`CompileError`."""
+    return compile_exact_shaped(schema)[0]
+
+
+def compile_exact_shaped(schema: Any) -> tuple[Validator, Shape]:
+    """:func:`compile_exact`, and the :class:`Shape` of the schema's evaluation graph."""
     if not isinstance(schema, dict | bool):
         kind = "an array" if isinstance(schema, list) else type(schema).__name__
         raise CompileError(f"compile: a schema must be an object or a boolean, not {kind}")
@@ -272,5 +355,6 @@ def compile_exact(schema: Any) -> Validator:
     )
     resource = specification.create_resource(schema)
     registry = _REFUSING_REGISTRY.with_resource(resource.id() or "", resource).crawl()
-    _check_references(schema, specification, SPECIFICATIONS.combine(registry))
-    return exact(schema, format_checker=FORMAT_CHECKER, registry=registry)
+    targets = _check_references(schema, specification, SPECIFICATIONS.combine(registry))
+    validator = exact(schema, format_checker=FORMAT_CHECKER, registry=registry)
+    return validator, shape_of(schema, targets)

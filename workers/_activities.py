@@ -44,6 +44,7 @@ from scope_tool import (
     classify_failure,
 )
 from scope_tool.errors import ToolError
+from workers._carry import carried
 from workers._isolation import run_isolated
 from workflows.wire import (
     CALL_TOOL_ACTIVITY,
@@ -126,7 +127,8 @@ class ToolActivities:
             activity.heartbeat(started)
         beating = asyncio.create_task(_heartbeat_until_cancelled(started, self._cancel_check))
         try:
-            return await self._run(binding, round_input, digest=digest, retry_safe=retry_safe)
+            result = await self._run(binding, round_input, digest=digest, retry_safe=retry_safe)
+            return carried(result, round_input)
         finally:
             beating.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -17,6 +17,7 @@ from temporalio.worker import PollerBehaviorAutoscaling, UnsandboxedWorkflowRunn
 
 from scope_tool import Registry
 from workers._activities import ToolActivities
+from workers._check_answer import check_answer
 from workers._notify import Notifier
 from workers._routes import ToolWorker, route_plan
 from workflows import with_scope_tool_converter
@@ -115,7 +116,7 @@ def build_worker(
         task_queue=task_queue,
         workflows=[ToolCallWorkflow, NotifyWorkflow, CatalogWorkflow],
         # Rounds of calls started before routing still run on the main queue.
-        activities=[by_version[0].call_tool, notifier.notify],
+        activities=[by_version[0].call_tool, notifier.notify, check_answer],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=max_concurrent_activities,
         graceful_shutdown_timeout=graceful_shutdown,

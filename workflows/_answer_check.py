@@ -5,21 +5,71 @@ the answers accepted so far and returns a verdict; it never changes state. The u
 raises the refusal so a bad answer never reaches history; the signal records it and keeps
 waiting. An exact repeat of an accepted answer (same request id, same JSON text) is accepted as
 a duplicate, so a client that retries after a lost reply never starts a second round.
+
+The content check is bounded: an answer over :data:`WORKFLOW_CHECK_BYTES` (parsing 1 MiB of
+numbers alone takes ~0.8 s) or one the schema layer cannot decide within
+:data:`WORKFLOW_CHECK_STEPS` is :class:`Unchecked`, and the workflow finishes the check in the
+``scope_tool.check_answer`` activity, then decides again passing that verdict in, against the
+state as it is *then* (another answer may have won meanwhile). Refusal texts are capped at
+:data:`MAX_REFUSAL_TEXT` characters and never quote the whole schema.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from scope_tool import MAX_INPUT_BYTES, InputRequest, check_ijson
-from scope_tool._schema import SchemaValidationError
-from scope_tool.errors import ToolError
+from scope_tool._schema_check import CheckOutcome
 from workflows._status import AnswerRecord, PendingInput, Phase
 from workflows.errors import RefusalDetail, RefusalReason
-from workflows.wire import AnswerInput
+from workflows.wire import AnswerInput, CheckAnswerResult
 
-__all__ = ["Accepted", "Refused", "check_answer"]
+__all__ = [
+    "MAX_REFUSAL_TEXT",
+    "ROUND_INPUT_LIMIT",
+    "WORKFLOW_CHECK_BYTES",
+    "WORKFLOW_CHECK_STEPS",
+    "Accepted",
+    "Refused",
+    "Unchecked",
+    "check_answer",
+    "encoded_size",
+]
+
+WORKFLOW_CHECK_STEPS: Final = 20_000
+"""Schema keyword applications workflow code may spend on one answer (a few ms at most).
+
+The schema layer counts steps deterministically, so a replay reaches the same verdict; a
+1 MiB array of decimals against an ``anyOf`` schema needs ~1 000 000 and goes to the activity.
+"""
+
+WORKFLOW_CHECK_BYTES: Final = 64 * 1024
+"""Largest answer whose I-JSON and schema checks run in workflow code (parsed in ~50 ms)."""
+
+ROUND_INPUT_LIMIT: Final = 2 * 1024 * 1024 - 64 * 1024
+"""Largest encoded next-round input an answer may make (Temporal's 2 MiB payload limit, less
+room for the envelope): past it the round could never start (#17 item 4)."""
+
+MAX_REFUSAL_TEXT: Final = 1000
+"""Longest refusal message or problem kept (characters); longer ones end in "..."."""
+
+
+_SHOWN_SCHEMA: Final = 300
+
+
+def _shown(schema: bytes) -> str:
+    """A short schema in full; a long one as its start and its size (never the whole of it)."""
+    text = schema.decode("utf-8", "replace")
+    if len(text) <= _SHOWN_SCHEMA:
+        return text
+    return f"{text[:_SHOWN_SCHEMA]}... ({len(schema)} bytes)"
+
+
+def _capped(text: str) -> str:
+    return text if len(text) <= MAX_REFUSAL_TEXT else text[: MAX_REFUSAL_TEXT - 3] + "..."
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +89,18 @@ class Refused:
     detail: RefusalDetail
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unchecked:
+    """Every check passed except the schema's, which ran over the workflow's budget.
+
+    ``request_id`` is the pending request the answer would answer; ``response_schema`` what
+    the ``scope_tool.check_answer`` activity must check it against.
+    """
+
+    request_id: str
+    response_schema: bytes
+
+
 def check_answer(
     answer: AnswerInput,
     *,
@@ -48,8 +110,20 @@ def check_answer(
     pending_request: InputRequest | None,
     answered: Mapping[str, AnswerRecord],
     allowed_answerers: Sequence[str],
-) -> Accepted | Refused:
-    """Decide one answer against the call's committed state (see the module docstring)."""
+    schema_verdict: tuple[str, CheckAnswerResult] | None = None,
+    max_steps: int | None = WORKFLOW_CHECK_STEPS,
+    max_bytes: int | None = WORKFLOW_CHECK_BYTES,
+    carried: int | None = None,
+) -> Accepted | Refused | Unchecked:
+    """Decide one answer against the call's committed state (see the module docstring).
+
+    ``schema_verdict`` is ``(request id, verdict)`` from the activity; it stands in for the
+    content checks only while that request is still the pending one. ``max_steps`` and
+    ``max_bytes`` bound the work (``None``: unbounded, for code outside a workflow).
+    ``carried`` is the encoded size of what the next round carries besides the answer (the
+    arguments and the question); with it, an answer that would make that round's input too
+    large for Temporal is refused as too large for this call.
+    """
     request_id = answer.request_id
     waiting_on = pending.request_id if pending is not None else None
 
@@ -61,8 +135,9 @@ def check_answer(
         schema_path: str | None = None,
         allowed: tuple[str, ...] = (),
     ) -> Refused:
+        message = _capped(message)
         detail = RefusalDetail(
-            problem=message if problem is None else problem,
+            problem=message if problem is None else _capped(problem),
             schema_path=schema_path,
             allowed_answerers=allowed,
             pending_request_id=waiting_on,
@@ -113,26 +188,58 @@ def check_answer(
             RefusalReason.TOO_LARGE,
             f"the answer is {len(answer.response)} bytes; the limit is {MAX_INPUT_BYTES} bytes",
         )
-    try:
-        check_ijson(answer.response)
-    except ValueError as exc:
-        return refuse(
-            RefusalReason.INVALID_JSON,
-            f"the answer is not one I-JSON document: {exc}",
-            problem=str(exc),
-        )
-    try:
-        pending_request.continuation(answer.response)
-    except (ToolError, ValueError) as exc:
-        cause = exc.__cause__
-        shown = pending.response_schema.decode("utf-8", "replace")
-        message = f"the answer does not satisfy the response schema {shown}: {exc}"
-        if isinstance(cause, SchemaValidationError) and cause.path is not None:
+    if carried is not None:
+        total = carried + encoded_size(answer.response)
+        if total > ROUND_INPUT_LIMIT:
             return refuse(
-                RefusalReason.SCHEMA,
-                message,
-                problem=cause.violation or str(exc),
-                schema_path=cause.path,
+                RefusalReason.TOO_LARGE,
+                f"the answer is too large for this call: with the call's arguments and question"
+                f" ({carried} bytes encoded) the next round's input would be {total} bytes,"
+                f" over the {ROUND_INPUT_LIMIT}-byte limit of what a round can carry"
+                " (Temporal's 2 MiB payload limit); send a smaller answer",
             )
-        return refuse(RefusalReason.SCHEMA, message, problem=str(exc))
+    if schema_verdict is not None and schema_verdict[0] == pending.request_id:
+        verdict = schema_verdict[1]
+    elif max_bytes is not None and len(answer.response) > max_bytes:
+        return Unchecked(request_id=pending.request_id, response_schema=pending.response_schema)
+    else:
+        try:
+            check_ijson(answer.response)
+        except ValueError as exc:
+            verdict = CheckAnswerResult(accepted=False, reason="invalid_json", detail=str(exc))
+            return _invalid_json(refuse, verdict)
+        checked = pending_request.check_response(answer.response, max_steps=max_steps)
+        if checked.outcome is CheckOutcome.OVER_BUDGET:
+            return Unchecked(request_id=pending.request_id, response_schema=pending.response_schema)
+        verdict = CheckAnswerResult(
+            accepted=checked.accepted,
+            detail=checked.detail,
+            path=checked.path,
+            violation=checked.violation,
+        )
+    if verdict.reason == "invalid_json":
+        return _invalid_json(refuse, verdict)
+    if not verdict.accepted:
+        return refuse(
+            RefusalReason.SCHEMA,
+            f"the answer does not satisfy the response schema {_shown(pending.response_schema)}:"
+            f" response: {verdict.detail}",
+            problem=verdict.violation if verdict.violation is not None else verdict.detail,
+            schema_path=verdict.path,
+        )
     return Accepted(request_id=pending.request_id)
+
+
+def _invalid_json(refuse: Callable[..., Refused], verdict: CheckAnswerResult) -> Refused:
+    return refuse(
+        RefusalReason.INVALID_JSON,
+        f"the answer is not one I-JSON document: {verdict.detail}",
+        problem=verdict.detail,
+    )
+
+
+def encoded_size(text: str | bytes) -> int:
+    """Bytes ``text`` (UTF-8 JSON) takes in a payload: a JSON string, as the converter sends it."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return len(json.dumps(text))

@@ -41,6 +41,7 @@ from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from scope_tool import MAX_INPUT_BYTES, Request, check_ijson
+from workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
 from workflows._closed import closed_outcome, closed_phase, phase_clause, summary_phase
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
 from workflows._first_stop import start_at_first_stop, start_search_attributes
@@ -567,6 +568,16 @@ class ToolCallHandle:
             # past Temporal's 2 MB payload limit would fail the call's workflow task instead.
             raise AnswerRejectedError(
                 f"the answer is {len(raw)} bytes; the limit is {MAX_INPUT_BYTES} bytes",
+                reason=RefusalReason.TOO_LARGE,
+                call_id=self._call_id,
+            )
+        if encoded_size(raw) > ROUND_INPUT_LIMIT:
+            # Escapes can double an answer on the wire; past Temporal's payload limit the
+            # update's refusal (which echoes it) would fail the call's workflow task.
+            raise AnswerRejectedError(
+                f"the answer is too large for this call: {encoded_size(raw)} bytes once encoded"
+                f" as a JSON string, over the {ROUND_INPUT_LIMIT}-byte limit of what a round"
+                " can carry (Temporal's 2 MiB payload limit)",
                 reason=RefusalReason.TOO_LARGE,
                 call_id=self._call_id,
             )

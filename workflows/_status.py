@@ -240,6 +240,8 @@ class CallStatus:
     answers: tuple[AnswerRecord, ...] = ()
     outcome: CallOutcome | None = None
     refused: tuple[RefusedAnswer, ...] = ()
+    # Refused answers no longer in ``refused`` (only the newest are kept).
+    refused_dropped: int = 0
     notify_errors: tuple[str, ...] = ()
     # Who may answer (the ``answered_by`` values the call accepts); empty means anyone.
     allowed_answerers: tuple[str, ...] = ()
@@ -259,6 +261,7 @@ class CallStatus:
             "allowed_answerers": list(self.allowed_answerers),
             "answers": [answer.to_json_dict() for answer in self.answers],
             "refused": [refused.to_json_dict() for refused in self.refused],
+            "refused_dropped": self.refused_dropped,
             "outcome": self.outcome.to_json_dict() if self.outcome is not None else None,
             "notify_errors": list(self.notify_errors),
             "waiting_for_worker": (

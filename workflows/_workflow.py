@@ -46,7 +46,14 @@ with workflow.unsafe.imports_passed_through():
 
     from scope_tool import FailureKind, InputRequest, Output
     from scope_tool._definition import NAME_PATTERN
-    from workflows._answer_check import Accepted, Refused, check_answer
+    from workflows._answer_check import (
+        MAX_REFUSAL_TEXT,
+        Accepted,
+        Refused,
+        Unchecked,
+        check_answer,
+        encoded_size,
+    )
     from workflows._notices import Notices
     from workflows._status import (
         AnswerRecord,
@@ -60,6 +67,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.wire import (
         ANSWER,
         CALL_TOOL_ACTIVITY,
+        CHECK_ANSWER_ACTIVITY,
         FIRST_STOP,
         PHASE_KEY,
         STATUS,
@@ -68,6 +76,8 @@ with workflow.unsafe.imports_passed_through():
         AnswerInput,
         AnswerReceipt,
         CallToolInput,
+        CheckAnswerInput,
+        CheckAnswerResult,
         NotifyInput,
         RoundCancelled,
         RoundCompleted,
@@ -85,6 +95,11 @@ with workflow.unsafe.imports_passed_through():
 
 __all__ = ["ToolCallWorkflow"]
 
+_KEPT_REFUSALS = 20
+"""Refused signal answers kept in status (the newest); older ones are only counted."""
+_CHECK_TIMEOUT = timedelta(seconds=60)
+_CHECK_ATTEMPTS = 3
+
 
 @workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
 class ToolCallWorkflow:
@@ -100,6 +115,8 @@ class ToolCallWorkflow:
         self._answer: AnswerRecord | None = None
         self._answers: dict[str, AnswerRecord] = {}
         self._refused: list[RefusedAnswer] = []
+        self._refused_dropped = 0
+        self._carried: int | None = None
         self._notices = Notices(call)
         self._outcome: CallOutcome | None = None
         self._contract_digest: str | None = None
@@ -286,6 +303,7 @@ class ToolCallWorkflow:
             deadline=asked_at + timeout if timeout is not None else None,
         )
         self._pending_request = request
+        self._carried = encoded_size(call.arguments) + encoded_size(input_request)
         self._answer = None
         self._set_phase(Phase.AWAITING_INPUT)
         workflow.set_current_details(
@@ -355,7 +373,11 @@ class ToolCallWorkflow:
 
     # --- answers ---------------------------------------------------------------------------
 
-    def _check(self, answer: AnswerInput) -> Accepted | Refused:
+    def _check(
+        self,
+        answer: AnswerInput,
+        schema_verdict: tuple[str, CheckAnswerResult] | None = None,
+    ) -> Accepted | Refused | Unchecked:
         return check_answer(
             answer,
             call_id=self._call.call_id,
@@ -364,10 +386,43 @@ class ToolCallWorkflow:
             pending_request=self._pending_request,
             answered=self._answers,
             allowed_answerers=self._call.allowed_answerers,
+            schema_verdict=schema_verdict,
+            carried=self._carried,
         )
 
-    def _accept(self, answer: AnswerInput) -> AnswerReceipt | Refused:
+    async def _decide(self, answer: AnswerInput) -> Accepted | Refused:
+        """The verdict, finishing an over-budget schema check in the ``check_answer`` activity.
+
+        After each activity the answer is decided again against the state as it is then, so
+        an answer that won meanwhile, a new round, or the end of the call is respected.
+        """
         verdict = self._check(answer)
+        while isinstance(verdict, Unchecked):
+            checked = await self._check_in_activity(verdict, answer)
+            verdict = self._check(answer, schema_verdict=(verdict.request_id, checked))
+        return verdict
+
+    async def _check_in_activity(
+        self, unchecked: Unchecked, answer: AnswerInput
+    ) -> CheckAnswerResult:
+        try:
+            result: CheckAnswerResult = await workflow.execute_activity(
+                CHECK_ANSWER_ACTIVITY,
+                CheckAnswerInput(
+                    response_schema=unchecked.response_schema, response=answer.response
+                ),
+                result_type=CheckAnswerResult,
+                start_to_close_timeout=_CHECK_TIMEOUT,
+                retry_policy=RetryPolicy(maximum_attempts=_CHECK_ATTEMPTS),
+                summary=f"check answer to {unchecked.request_id}",
+            )
+            return result
+        except ActivityError as err:
+            problem = f"the answer could not be checked against the schema: {_describe(err)}"
+            return CheckAnswerResult(accepted=False, detail=problem, violation=problem)
+
+    async def _accept(self, answer: AnswerInput) -> AnswerReceipt | Refused:
+        verdict = await self._decide(answer)
         if isinstance(verdict, Refused):
             return verdict
         if verdict.duplicate:
@@ -392,34 +447,50 @@ class ToolCallWorkflow:
         return AnswerReceipt(request_id=record.request_id, round=record.round)
 
     @workflow.update(name=ANSWER)
-    def answer(self, answer: AnswerInput) -> AnswerReceipt:
-        """Answer the pending question; refused answers fail the validator, not the call."""
-        result = self._accept(answer)
+    async def answer(self, answer: AnswerInput) -> AnswerReceipt:
+        """Answer the pending question; refused answers fail the validator, not the call.
+
+        An answer the validator could not afford to check against the schema is checked by
+        an activity here; its refusal then fails the update (not the call).
+        """
+        result = await self._accept(answer)
         if isinstance(result, Refused):
             raise _rejection(result)
         return result
 
     @answer.validator
     def validate_answer(self, answer: AnswerInput) -> None:
-        """Refuse a bad answer before it reaches history (see ``check_answer``)."""
+        """Refuse a bad answer before it reaches history (see ``check_answer``).
+
+        An answer over the workflow's schema budget passes provisionally; the handler decides.
+        """
         verdict = self._check(answer)
         if isinstance(verdict, Refused):
             raise _rejection(verdict)
 
     @workflow.signal(name=ANSWER)
-    def answer_signal(self, answer: AnswerInput) -> None:
+    async def answer_signal(self, answer: AnswerInput) -> None:
         """Fire-and-forget answer; a refused one is recorded in status and the call keeps waiting."""
-        result = self._accept(answer)
+        result = await self._accept(answer)
         if isinstance(result, Refused):
-            self._refused.append(
-                RefusedAnswer(
-                    request_id=answer.request_id,
-                    reason=result.reason.value,
-                    message=result.message,
-                    answered_by=answer.answered_by,
-                    detail=result.detail,
-                )
+            self._record_refusal(answer, result)
+
+    def _record_refusal(self, answer: AnswerInput, refused: Refused) -> None:
+        """Keep the newest refusals only, each capped, so status stays small (#17 item 2)."""
+        self._refused.append(
+            RefusedAnswer(
+                request_id=answer.request_id,
+                reason=refused.reason.value,
+                message=refused.message,
+                answered_by=None
+                if answer.answered_by is None
+                else answer.answered_by[:MAX_REFUSAL_TEXT],
+                detail=refused.detail,
             )
+        )
+        if len(self._refused) > _KEPT_REFUSALS:
+            del self._refused[0]
+            self._refused_dropped += 1
 
     @workflow.update(name=FIRST_STOP)
     async def first_stop(self) -> CallStatus:
@@ -459,6 +530,7 @@ class ToolCallWorkflow:
             answers=tuple(self._answers.values()),
             outcome=self._outcome,
             refused=tuple(self._refused),
+            refused_dropped=self._refused_dropped,
             notify_errors=self._notices.errors(),
             allowed_answerers=tuple(self._call.allowed_answerers),
             route=self._route,

@@ -35,7 +35,7 @@ from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode
 
 from scope_tool import InputRequest
-from workflows._answer_check import Accepted, check_answer
+from workflows._answer_check import Accepted, Unchecked, check_answer
 from workflows._status import AnswerRecord, CallOutcome, PendingInput, Phase
 from workflows.errors import CallNotFoundError, ToolCallsError
 from workflows.wire import (
@@ -330,7 +330,12 @@ class _Walk:
             pending_request=self.pending_request,
             answered=self.answered,
             allowed_answerers=self.call.allowed_answerers,
+            # Outside workflow code the schema check needs no budget: it decides at once what
+            # the workflow may have decided in the check_answer activity.
+            max_steps=None,
+            max_bytes=None,
         )
+        assert not isinstance(verdict, Unchecked)  # no budget, so never over it
         if isinstance(verdict, Accepted):
             self._take(
                 answer, verdict.request_id, verdict.duplicate, identity, at, AnswerVia.SIGNAL

@@ -30,6 +30,7 @@ __all__ = [
     "CATALOG",
     "CATALOG_MEMO",
     "CATALOG_WORKFLOW_NAME",
+    "CHECK_ANSWER_ACTIVITY",
     "CONTRACT_QUEUE_DIGEST_CHARS",
     "FIRST_STOP",
     "NOTIFY_ACTIVITY",
@@ -45,6 +46,8 @@ __all__ = [
     "CallToolInput",
     "CatalogInput",
     "CatalogTool",
+    "CheckAnswerInput",
+    "CheckAnswerResult",
     "NotifyDelivery",
     "NotifyInput",
     "RoundCancelled",
@@ -68,6 +71,7 @@ __all__ = [
 WORKFLOW_NAME: Final = "scope_tool.ToolCall"
 CALL_TOOL_ACTIVITY: Final = "scope_tool.call_tool"
 NOTIFY_ACTIVITY: Final = "scope_tool.notify"
+CHECK_ANSWER_ACTIVITY: Final = "scope_tool.check_answer"
 NOTIFY_WORKFLOW: Final = "scope_tool.Notify"
 ANSWER: Final = "answer"
 FIRST_STOP: Final = "first_stop"
@@ -336,3 +340,30 @@ class NotifyDelivery:
     notice: NotifyInput
     initial_interval_seconds: float = 1.0
     attempts: int = 5
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckAnswerInput:
+    """An answer whose schema check ran over the workflow's budget, to finish in an activity.
+
+    ``response`` has already passed the size and I-JSON checks in the workflow.
+    """
+
+    response_schema: bytes
+    response: bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckAnswerResult:
+    """The unbudgeted verdict: accepted, or refused with the facts.
+
+    ``reason`` is ``invalid_json`` (``detail`` is the I-JSON error) or ``schema`` (``detail``
+    is the refusal text ``jsonschema: validate value: <pointer>: <reason>``, ``path`` the JSON
+    pointer, "" for the root, and ``violation`` the reason alone).
+    """
+
+    accepted: bool
+    reason: Literal["schema", "invalid_json"] = "schema"
+    detail: str = ""
+    path: str | None = None
+    violation: str | None = None

@@ -20,6 +20,7 @@ from scope_tool._schema import (
     SchemaValidationError,
 )
 from scope_tool._schema_exact import compile_exact, first_error, is_multiple
+from scope_tool._schema_limits import Meter
 
 
 def compiled(schema: object) -> CompiledSchema:
@@ -250,15 +251,19 @@ def test_exact_numbers_from_a_schema_written_as_text():
     rejection(schema, b"0.10000000000000000001")
 
 
-def test_deeply_nested_instances_do_not_crash():
-    # Known limit: python-jsonschema recurses, so a schema that descends 5000 levels gets a
-    # clear refusal instead of a RecursionError (Go would accept this valid document).
+def test_deeply_nested_instances_get_a_fixed_verdict():
+    # A recursive schema checks values up to MAX_NESTING deep; deeper ones are refused up
+    # front (tests/protocol/test_schema_limits.py proves the verdict ignores the stack).
     recursive = compiled({"items": {"$ref": "#"}})
     deep = b"[" * 5000 + b"]" * 5000
-    with pytest.raises(SchemaValidationError, match="value nests too deeply to validate"):
+    with pytest.raises(SchemaValidationError, match="value nests deeper than 64 levels"):
         recursive.validate(deep)
-    recursive.validate(b"[" * 100 + b"]" * 100)
+    recursive.validate(b"[" * 64 + b"]" * 64)
+    # A schema that cannot recurse looks only so deep: any I-JSON depth is fine.
     compiled({"type": "array"}).validate(deep)
+    compiled({"items": {"type": "array"}}).validate(deep)
+    with pytest.raises(SchemaValidationError, match="is not of type 'object'"):
+        compiled({"items": {"type": "object"}}).validate(deep)
 
 
 def test_validation_is_safe_from_threads():
@@ -328,6 +333,14 @@ def test_fast_and_exact_engines_agree_with_exact_arithmetic(keyword, bound, valu
     assert verdict == expected
     reference = compile_exact(parse_ijson(schema_text))
     assert (first_error(reference, exact_value) is None) == expected
+    assert schema._fast is not None
+    assert schema._fast.valid(exact_value, Meter()) == expected
+    for wrapped in ([exact_value], {"n": exact_value}):  # inside containers too
+        nested = CompiledSchema.parse(
+            b'{"items":' + schema_text + b',"properties":{"n":' + schema_text + b"}}"
+        )
+        assert nested._fast is not None
+        assert nested._fast.valid(wrapped, Meter()) == expected
 
 
 def test_is_multiple_against_fractions():
@@ -370,3 +383,50 @@ def test_parse_does_not_keep_large_schemas():
     second = CompiledSchema.parse(raw)
     assert first == second
     assert first is not second
+
+
+def test_a_subschema_declaring_schema_keeps_exact_numbers():
+    # python-jsonschema's evolve picks the *stock* class for a subschema with "$schema" (here
+    # the root, reached again through "$ref": "#"): numbers must stay exact there too.
+    schema = compiled(
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "anyOf": [{"type": "integer"}, {"items": {"$ref": "#"}, "type": "array"}],
+        }
+    )
+    schema.validate(b"[[1.0,[2.0]],0.12345678901234567890e20]")
+    rejection(schema, b"[[1.5]]")
+    multiple = compiled(
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "anyOf": [
+                {"type": "number", "multipleOf": 0.01},
+                {"type": "array", "items": {"$ref": "#"}},
+            ],
+        }
+    )
+    multiple.validate(b"[[123456789012345678901234567890.01]]")
+    rejection(multiple, b"[[123456789012345678901234567890.001]]")
+
+
+def test_integer_keywords_written_as_decimals_compile():
+    schema = CompiledSchema.parse(b'{"maxItems":2.0,"items":{"minLength":1.0}}')
+    schema.validate(b'["a","b"]')
+    rejection(schema, b'["a","b","c"]')
+    rejection(schema, b'[""]')
+    with pytest.raises(SchemaError, match="maxItems"):
+        CompiledSchema.parse(b'{"maxItems":2.5}')
+
+
+def test_urn_base_and_embedded_ids_resolve():
+    schema = compiled(
+        {
+            "$id": "urn:uuid:deadbeef-1234-ffff-ffff-4321feebdaed",
+            "properties": {"foo": {"$ref": "#/$defs/bar"}},
+            "$defs": {"bar": {"type": "string"}},
+        }
+    )
+    schema.validate(b'{"foo":"x"}')
+    rejection(schema, b'{"foo":1}')
+    with pytest.raises(SchemaError, match=r'\$ref "#/\$defs/nope" cannot be resolved$'):
+        compiled({"$id": "urn:uuid:deadbeef-1234", "$ref": "#/$defs/nope"})

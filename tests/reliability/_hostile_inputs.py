@@ -19,6 +19,7 @@ __all__ = [
     "EXPLICIT_REQUESTS",
     "HOSTILE_CALL_IDS",
     "HOSTILE_NAMES",
+    "costly_answers",
     "deep_nesting",
     "explicit_answers",
     "hostile_answers",
@@ -156,6 +157,24 @@ def hostile_requests() -> st.SearchStrategy[tuple[str, str]]:
 _REAL_TOOLS = frozenset({"echo", "approve_write", "guarded_refused", "guarded_broken"})
 
 
+def costly_answers(call_id: str) -> tuple[tuple[Any, str | None], ...]:
+    """#17 item 1: answers just under MAX_INPUT_BYTES that are slow to parse and check.
+
+    Workflow code must not check them (parsing ~1 MiB of decimals alone takes ~0.8 s); the
+    ``check_answer`` activity refuses them, and no workflow task may fail meanwhile.
+    """
+    count = (MAX_INPUT_BYTES - 2) // 5
+    decimals = b"[" + b",".join([b"1.23"] * count) + b"]"
+    prefix = b'{"approve":true,"key":' + json.dumps(call_id).encode() + b',"x":'
+    padded = prefix + decimals[: MAX_INPUT_BYTES - len(prefix) - 8].rsplit(b",", 1)[0] + b"]}"
+    return (
+        (decimals, None),
+        (decimals, f"{call_id}/r1"),
+        (padded, None),
+        (decimals[:-1], None),  # not JSON: the activity says invalid_json
+    )
+
+
 def explicit_answers(call_id: str) -> tuple[tuple[Any, str | None], ...]:
     """Answers that must be refused by a call of ``approve_write`` waiting on round 1."""
     valid = {"approve": True, "key": call_id}
@@ -165,6 +184,7 @@ def explicit_answers(call_id: str) -> tuple[tuple[Any, str | None], ...]:
     for _ in range(100_000):
         deep = [deep]
     return (
+        *costly_answers(call_id),
         (deep_nesting(100_000).encode(), None),
         (deep_nesting(100_000), None),
         (deep, None),

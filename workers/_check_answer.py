@@ -1,0 +1,42 @@
+"""The ``scope_tool.check_answer`` activity: finish a schema check the workflow could not afford.
+
+Workflow code checks an answer only up to a fixed size and work budget
+(``workflows._answer_check.WORKFLOW_CHECK_BYTES`` / ``WORKFLOW_CHECK_STEPS``), because a workflow task that does not yield
+within 2 s fails and is retried forever. An answer over that budget (e.g. ~1 MB of decimals
+against an ``anyOf``/``multipleOf`` schema) is checked here with no budget, in a thread so the
+worker's event loop keeps heartbeating and polling; the verdict goes back to the update or
+signal handler that asked. The check is pure, so a retried attempt gives the same verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio import activity
+
+from scope_tool import check_ijson
+from scope_tool._schema import CompiledSchema
+from scope_tool._schema_check import CheckOutcome
+from workflows.wire import CHECK_ANSWER_ACTIVITY, CheckAnswerInput, CheckAnswerResult
+
+__all__ = ["check_answer"]
+
+
+@activity.defn(name=CHECK_ANSWER_ACTIVITY)
+async def check_answer(request: CheckAnswerInput) -> CheckAnswerResult:
+    """The schema's verdict on ``request.response``, with no work budget."""
+    return await asyncio.to_thread(check_answer_now, request)
+
+
+def check_answer_now(request: CheckAnswerInput) -> CheckAnswerResult:
+    """The same verdict, synchronously (what the activity runs in its thread)."""
+    try:
+        check_ijson(request.response)
+    except ValueError as exc:
+        return CheckAnswerResult(accepted=False, reason="invalid_json", detail=str(exc))
+    verdict = CompiledSchema.parse(request.response_schema).check(request.response)
+    if verdict.outcome is CheckOutcome.ACCEPTED:
+        return CheckAnswerResult(accepted=True)
+    return CheckAnswerResult(
+        accepted=False, detail=verdict.detail, path=verdict.path, violation=verdict.violation
+    )

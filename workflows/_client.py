@@ -48,6 +48,7 @@ from workflows.errors import (
 from workflows.history import CallHistory, fetch_call_history
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from workflows.tracing import client_tracing_interceptors
+from workflows.web_ui_text import start_details, start_summary
 from workflows.wire import (
     ANSWER,
     PHASE_KEY,
@@ -198,7 +199,8 @@ class ToolCalls:
                         SearchAttributePair(PHASE_KEY, Phase.RUNNING.value),
                     ]
                 ),
-                static_summary=f"scope-tool call of {request.name}",
+                static_summary=start_summary(request.name),
+                static_details=start_details(request.name, request.arguments),
                 request_eager_start=True,
             )
         except WorkflowAlreadyStartedError:

@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
-PACKAGES := scope_tool workflows workers scope_tool_cli scope_tool_inbox
+PACKAGES := scope_tool workflows workers scope_tool_cli scope_tool_inbox scope_tool_agents
 
 .PHONY: run test lint typecheck unit bench stress clean setup browser
 

@@ -4,11 +4,13 @@ An untrusted :class:`Request` (typically proposed by a model) becomes an executa
 :class:`Invocation` only through the frozen :class:`Contract` that :func:`bind` makes from a
 :class:`Tool`. A call completes with a :class:`Result` (an :class:`Output`, or an
 :class:`InputRequest` asking for external input), or ends unsuccessfully with a
-:class:`Failure`. :class:`Guard` adds authorization at the call boundary, :class:`Func` adapts
-typed functions, and :class:`Registry` holds bound tools by name. Nothing here imports
+:class:`Failure`. :class:`Guard` adds authorization at the call boundary (seeing the
+:class:`Principal` a call acts for), :func:`require_approval` makes any tool ask a person
+first, :class:`Func` adapts typed functions, and :class:`Registry` holds bound tools by name. Nothing here imports
 Temporal: the durable runtime builds on this package, not the other way round.
 """
 
+from scope_tool._approval import APPROVAL_PROMPT_KIND, ApprovalGate, require_approval
 from scope_tool._contract import Binding, Contract, bind
 from scope_tool._definition import Definition
 from scope_tool._failure import CallError, Failure, FailureKind, classify_failure
@@ -18,6 +20,7 @@ from scope_tool._ijson import MAX_INPUT_BYTES, check_ijson
 from scope_tool._input_request import Continuation, InputRequest
 from scope_tool._invocation import Invocation
 from scope_tool._output import MediaBlock, Output, TextBlock
+from scope_tool._principal import Principal, acting_for, current_principal
 from scope_tool._registry import Registry
 from scope_tool._request import Request
 from scope_tool._result import Result
@@ -32,6 +35,7 @@ from scope_tool.errors import (
     InvalidInputRequestError,
     InvalidInvocationError,
     InvalidOutputError,
+    InvalidPrincipalError,
     InvalidRegistryError,
     InvalidRequestError,
     InvalidResultError,
@@ -41,7 +45,9 @@ from scope_tool.errors import (
 )
 
 __all__ = [
+    "APPROVAL_PROMPT_KIND",
     "MAX_INPUT_BYTES",
+    "ApprovalGate",
     "Authorization",
     "AuthorizationError",
     "Authorizer",
@@ -64,6 +70,7 @@ __all__ = [
     "InvalidInputRequestError",
     "InvalidInvocationError",
     "InvalidOutputError",
+    "InvalidPrincipalError",
     "InvalidRegistryError",
     "InvalidRequestError",
     "InvalidResultError",
@@ -72,6 +79,7 @@ __all__ = [
     "Invocation",
     "MediaBlock",
     "Output",
+    "Principal",
     "Registry",
     "Request",
     "Result",
@@ -79,9 +87,12 @@ __all__ = [
     "Tool",
     "ToolError",
     "WrappingTool",
+    "acting_for",
     "bind",
     "capability",
     "check_ijson",
     "classify_failure",
+    "current_principal",
     "func_tool",
+    "require_approval",
 ]

@@ -20,6 +20,7 @@ from scope_tool._definition import Definition
 from scope_tool._failure import Failure, FailureKind
 from scope_tool._invocation import Invocation
 from scope_tool._output import Output
+from scope_tool._principal import Principal, current_principal
 from scope_tool._result import Result
 from scope_tool._tool import Tool
 from scope_tool.errors import (
@@ -35,7 +36,7 @@ __all__ = ["Authorization", "Authorizer", "AuthorizerCallable", "Guard"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Authorization:
-    """What a policy may inspect: the frozen definition and the admitted arguments.
+    """What a policy may inspect: the frozen definition, the admitted arguments, and who for.
 
     It carries no tool and no invocation, so policy code can neither bypass the contract nor
     execute the call.
@@ -44,10 +45,13 @@ class Authorization:
         definition: The definition as the guarded tool returned it when the guard was built
             (not canonicalised).
         arguments: The admitted JSON arguments, byte-exact.
+        principal: Who the call acts for (:func:`~scope_tool.acting_for` around the call), or
+            ``None`` when the caller named nobody; a policy that needs one refuses without it.
     """
 
     definition: Definition
     arguments: bytes
+    principal: Principal | None = None
 
 
 @runtime_checkable
@@ -134,7 +138,11 @@ class Guard:
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             raise asyncio.CancelledError()
-        authorization = Authorization(definition=self._definition, arguments=invocation.arguments)
+        authorization = Authorization(
+            definition=self._definition,
+            arguments=invocation.arguments,
+            principal=current_principal(),
+        )
         try:
             allowed = await self._decide(authorization)
         except Exception as exc:

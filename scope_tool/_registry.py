@@ -7,8 +7,9 @@ in atomic batches) and then read from many places, such as a worker's activities
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 
+from scope_tool._approval import ApprovalGate, require_approval
 from scope_tool._contract import Binding, bind
 from scope_tool._definition import Definition
 from scope_tool._tool import Tool
@@ -82,6 +83,56 @@ class Registry:
         with self._lock:
             bindings: Iterable[Binding] = tuple(self._bindings.values())
         return sorted((binding.contract.definition for binding in bindings), key=_name_of)
+
+    def with_approval(
+        self,
+        *,
+        names: Collection[str] = (),
+        where: Callable[[Definition], bool] | None = None,
+        allow_edit: bool = True,
+    ) -> Registry:
+        """A new registry in which the chosen tools ask a person before they run.
+
+        The tools' code is not touched: each chosen tool is wrapped with
+        :func:`~scope_tool.require_approval`; the others are registered as they are. This
+        registry is left unchanged (a registry never loses or swaps a tool). A tool that
+        already requires approval is kept as it is, so gating twice is harmless.
+
+        Args:
+            names: Tools to gate, by exact name.
+            where: Gate every tool whose (canonical) definition this predicate accepts.
+            allow_edit: Passed to :func:`~scope_tool.require_approval`.
+
+        Raises:
+            InvalidRegistryError: ``names`` is a bare string, names a tool this registry does
+                not hold, or neither ``names`` nor ``where`` chooses anything to gate.
+        """
+        if isinstance(names, str | bytes):
+            raise InvalidRegistryError(
+                f"names must be a collection of tool names, not the string {names!r}"
+            )
+        if not names and where is None:
+            raise InvalidRegistryError("with_approval needs names=... or where=... to choose tools")
+        with self._lock:
+            bindings = dict(self._bindings)
+        unknown = sorted(name for name in names if name not in bindings)
+        if unknown:
+            raise InvalidRegistryError(
+                f"with_approval: no tool named {', '.join(_go_quote(name) for name in unknown)}"
+                f" in {self!r}"
+            )
+        chosen = set(names)
+        tools: list[Tool] = []
+        for name in sorted(bindings):
+            binding = bindings[name]
+            gated = isinstance(binding._tool, ApprovalGate)
+            if not gated and (
+                name in chosen or (where is not None and where(binding.contract.definition))
+            ):
+                tools.append(require_approval(binding._tool, allow_edit=allow_edit))
+            else:
+                tools.append(binding._tool)
+        return Registry(*tools)
 
     def __len__(self) -> int:
         with self._lock:

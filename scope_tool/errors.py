@@ -17,6 +17,7 @@ are also :class:`ValueError`, so generic callers can treat them as input errors:
     ├── InvalidWrappingChainError   (ValueError)  "tool: invalid wrapping chain"
     ├── DuplicateToolError          (ValueError)  "tool: duplicate tool"
     ├── InvalidRegistryError        (ValueError)  "tool: invalid registry"
+    ├── InvalidPrincipalError       (ValueError)  "tool: invalid principal"
     ├── InputValidationPanicError                 "tool: input validation panicked: V"
     ├── AuthorizationError                        "tool: authorization for "NAME" failed"
     ├── Failure          (scope_tool._failure)    one definite unsuccessful outcome
@@ -44,6 +45,7 @@ __all__ = [
     "InvalidInputRequestError",
     "InvalidInvocationError",
     "InvalidOutputError",
+    "InvalidPrincipalError",
     "InvalidRegistryError",
     "InvalidRequestError",
     "InvalidResultError",
@@ -137,6 +139,12 @@ class InvalidRegistryError(_SentinelError):
     """A registry operation was given something that is not a registry batch."""
 
     sentinel = "tool: invalid registry"
+
+
+class InvalidPrincipalError(_SentinelError):
+    """A :class:`~scope_tool.Principal` (who a call acts for) is malformed."""
+
+    sentinel = "tool: invalid principal"
 
 
 class InputValidationPanicError(ToolError):

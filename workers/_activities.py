@@ -9,7 +9,7 @@ Contract pinning: round 1 returns the sha256 of the tool's canonical ``Definitio
 refuse to re-enter a tool whose deployed contract no longer has that digest.
 
 Retry safety: for a tool the worker declares safe to retry (``retry_safe=``), the activity
-heartbeats ``{retry_safe: true, contract_digest}`` before the tool runs. If the worker is then
+heartbeats ``{retry_safe: true}`` before the tool runs. If the worker is then
 lost, the heartbeat timeout hands these details to the workflow, which re-runs the round. A
 round lost without such details (every other tool) ends ERRORED "outcome unknown", and the tool
 never runs twice. So only retry-safe tools pay for that first heartbeat (one more RPC and server
@@ -84,7 +84,7 @@ class ToolActivities:
                 " refusing to re-enter it with a contract the model did not see",
             )
         retry_safe = round_input.tool in self._retry_safe
-        started = ToolStartedHeartbeat(retry_safe=retry_safe, contract_digest=digest)
+        started = ToolStartedHeartbeat(retry_safe=retry_safe)
         if retry_safe:
             # Without these details a lost round counts as not retry-safe, which is the answer
             # for every other tool already; only a retry-safe one must say so before it runs.
@@ -131,11 +131,9 @@ class ToolActivities:
             return RoundErrored(message=f"{type(exc).__name__}: {exc}", evidence=_evidence(exc))
         if result.input_request is not None:
             return RoundInputRequested(
-                input_request=result.input_request.to_json(),
-                contract_digest=digest,
-                retry_safe=retry_safe,
+                input_request=result.input_request.to_json(), contract_digest=digest
             )
-        return RoundCompleted(output=result.output, contract_digest=digest, retry_safe=retry_safe)
+        return RoundCompleted(output=result.output)
 
 
 async def _heartbeat_until_cancelled(details: ToolStartedHeartbeat) -> None:

@@ -3,7 +3,9 @@
 One input and one result type per workflow, activity, update and signal, with stable names.
 The activity's result is a tagged union on ``kind``: a tool's outcome (even an error) crosses
 the activity boundary as a value, never as an exception, so the workflow decides the phase with
-one exhaustive ``match``. Fields added later must get defaults so recorded histories decode.
+one exhaustive ``match``. Fields added later must get defaults so recorded histories decode;
+a field dropped later is ignored when an older history carries it (the converter skips unknown
+members), which is how the unused ``retry_safe`` / ``contract_digest`` of round results went.
 """
 
 from __future__ import annotations
@@ -108,7 +110,6 @@ class ToolStartedHeartbeat:
     """
 
     retry_safe: bool
-    contract_digest: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,18 +118,19 @@ class RoundCompleted:
 
     kind: Literal["completed"] = "completed"
     output: Output = field(default_factory=Output)
-    contract_digest: str = ""
-    retry_safe: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoundInputRequested:
-    """The tool asked for input; ``input_request`` is ``InputRequest.to_json()``, to be committed."""
+    """The tool asked for input; ``input_request`` is ``InputRequest.to_json()``, to be committed.
+
+    ``contract_digest`` (``Contract.digest``) is recorded with the call's first question; later
+    rounds refuse to resume under a tool whose definition changed since.
+    """
 
     kind: Literal["input_requested"] = "input_requested"
     input_request: bytes
     contract_digest: str = ""
-    retry_safe: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,6 +20,7 @@ from scope_tool import (
     InvalidInputRequestError,
     InvalidInvocationError,
     InvalidOutputError,
+    InvalidPrincipalError,
     InvalidRegistryError,
     InvalidRequestError,
     InvalidResultError,
@@ -41,6 +42,7 @@ SENTINELS = {
     InvalidWrappingChainError: "tool: invalid wrapping chain",
     DuplicateToolError: "tool: duplicate tool",
     InvalidRegistryError: "tool: invalid registry",
+    InvalidPrincipalError: "tool: invalid principal",
 }
 
 

@@ -11,7 +11,9 @@ import pytest
 import scope_tool
 
 PUBLIC_NAMES = [
+    "APPROVAL_PROMPT_KIND",
     "MAX_INPUT_BYTES",
+    "ApprovalGate",
     "Authorization",
     "AuthorizationError",
     "Authorizer",
@@ -34,6 +36,7 @@ PUBLIC_NAMES = [
     "InvalidInputRequestError",
     "InvalidInvocationError",
     "InvalidOutputError",
+    "InvalidPrincipalError",
     "InvalidRegistryError",
     "InvalidRequestError",
     "InvalidResultError",
@@ -42,6 +45,7 @@ PUBLIC_NAMES = [
     "Invocation",
     "MediaBlock",
     "Output",
+    "Principal",
     "Registry",
     "Request",
     "Result",
@@ -49,11 +53,14 @@ PUBLIC_NAMES = [
     "Tool",
     "ToolError",
     "WrappingTool",
+    "acting_for",
     "bind",
     "capability",
     "check_ijson",
     "classify_failure",
+    "current_principal",
     "func_tool",
+    "require_approval",
 ]
 
 
@@ -71,7 +78,7 @@ def test_all_is_sorted_constants_then_classes_then_functions():
 def test_every_public_name_exists_and_is_documented():
     for name in PUBLIC_NAMES:
         value = getattr(scope_tool, name)
-        if name != "MAX_INPUT_BYTES":
+        if not name.isupper():
             assert inspect.getdoc(value), f"{name} has no docstring"
 
 

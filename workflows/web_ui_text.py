@@ -77,8 +77,9 @@ def waiting_details(
             lines += [f"**{read.question}**", ""]
         if read.details is not None:
             lines += ["**Details**", "", *_value_blocks(read.details)]
-        lines += ["**Answer schema**", "", *_fence("json", _pretty(json_value(schema)))]
-        example = "<JSON>"
+        expected = json_value(schema)
+        lines += ["**Answer schema**", "", *_fence("json", _pretty(expected))]
+        example = _example(expected)
     lines.append(f"Answer in the inbox, or: `scope-tool answer {call_id} '{example}'`")
     return _bounded("\n".join(lines))
 
@@ -91,6 +92,19 @@ def running_details(tool: str, round_number: int) -> str:
 def finished_details(tool: str, phase: str, message: str) -> str:
     """The current details once the call has ended."""
     return f"**{tool}** {phase}" + (f": {message}" if message else "")
+
+
+def _example(schema: Any) -> str:
+    """An answer to show in the command: a value the simple schemas accept, else ``<JSON>``."""
+    if not isinstance(schema, dict):
+        return "<JSON>"
+    if "const" in schema:
+        return json.dumps(schema["const"], ensure_ascii=False)
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return json.dumps(schema["enum"][0], ensure_ascii=False)
+    return {"boolean": "true", "string": '"..."', "integer": "0", "number": "0"}.get(
+        str(schema.get("type")), "<JSON>"
+    )
 
 
 def _value_blocks(value: Any) -> list[str]:

@@ -64,6 +64,8 @@ _FORM_KEY = "_form"
 
 
 _FINISHED_LIMIT = 50
+_HISTORY_CATCH_UP_TRIES = 10
+_HISTORY_CATCH_UP_SECONDS = 0.2
 
 
 class InboxPages:
@@ -168,6 +170,15 @@ class InboxPages:
         history_problem = ""
         if isinstance(read_history, CallHistory):
             history = read_history
+            for _ in range(_HISTORY_CATCH_UP_TRIES):
+                if not status.phase.is_terminal or history.ended_at is not None:
+                    break
+                # The query saw the call end a moment before its history records it.
+                await asyncio.sleep(_HISTORY_CATCH_UP_SECONDS)
+                try:
+                    history = await self._reader.history(call_id)
+                except (ToolCallsError, TimeoutError, ValueError):
+                    break
         elif isinstance(read_history, ToolCallsError | TimeoutError | ValueError):
             history_problem = str(read_history) or "reading the call's history timed out"
         elif isinstance(read_history, BaseException):

@@ -253,3 +253,22 @@ async def test_the_web_ui_summary_and_details_are_readable(
     assert '`{"decision":"approve"}`' in current
     assert '`{"decision":"deny","reason":"..."}`' in current
     assert f"scope-tool answer {call_id} " in current
+
+
+async def test_a_call_with_large_arguments_starts_and_its_web_ui_details_are_cut(
+    calls: ToolCalls, http: httpx.AsyncClient
+) -> None:
+    from workflows.web_ui_text import MAX_DETAILS_BYTES
+
+    call_id = f"large-{uuid.uuid4().hex[:8]}"
+    status = await start_waiting(calls, call_id, {"question": "Big?", "blob": "x" * 400_000}, {})
+    assert status.phase is Phase.AWAITING_INPUT
+    handle = calls.get(call_id).workflow_handle
+    details = await (await handle.describe()).static_details()
+    assert details is not None
+    assert len(details.encode("utf-8")) <= MAX_DETAILS_BYTES
+    metadata = await handle.query("__temporal_workflow_metadata")
+    assert len(metadata.current_details.encode("utf-8")) <= MAX_DETAILS_BYTES
+    assert "**Big?**" in metadata.current_details
+    page = await _page(http, f"/calls/{call_id}")
+    assert "Big?" in page

@@ -33,6 +33,7 @@ from scope_tool_cli._dev_server import (
     stop_process,
 )
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
+from scope_tool_cli._mcp import start_dev_mcp
 from workflows.settings import Settings
 
 if TYPE_CHECKING:
@@ -108,7 +109,10 @@ def _start_worker(
     for name in ("SCOPE_TOOL_NAMESPACE", "SCOPE_TOOL_TLS", "SCOPE_TOOL_API_KEY"):
         environment.pop(name, None)  # the embedded dev server: default namespace, plain text
     return spawn_supervised(
-        tuple(command), log_file=settings.data_dir / "worker.log", env=environment
+        tuple(command),
+        log_file=settings.data_dir / "worker.log",
+        env=environment,
+        death_signal=signal.SIGKILL,
     )
 
 
@@ -161,6 +165,7 @@ class _Children:
         self.server: subprocess.Popen[bytes] | None = None
         self.worker: subprocess.Popen[bytes] | None = None
         self.inbox: asyncio.Task[None] | str = "not started"
+        self.mcp: asyncio.Task[None] | str | None = None  # only with --mcp-port
         self.worker_crashes: list[float] = []
 
     @property
@@ -188,7 +193,11 @@ class _Children:
         }
 
     async def stop_all(self) -> None:
-        """Inbox, then worker, then server: nothing is left polling a stopped server."""
+        """MCP and inbox, then worker, then server: nothing is left polling a stopped server."""
+        if isinstance(self.mcp, asyncio.Task):
+            self.mcp.cancel()
+            with contextlib.suppress(BaseException):
+                await self.mcp
         if isinstance(self.inbox, asyncio.Task):
             self.inbox.cancel()
             with contextlib.suppress(BaseException):
@@ -232,8 +241,18 @@ async def run_dev(args: argparse.Namespace) -> int:
                 port=args.inbox_port,
                 web_ui_url=f"http://localhost:{settings.ui_port}",
             )
+        if getattr(args, "mcp_port", None):
+            inbox_url = f"http://localhost:{args.inbox_port}" if not args.no_inbox else None
+            children.mcp = start_dev_mcp(
+                calls,
+                tools=args.tools,
+                ip=settings.ip,
+                port=args.mcp_port,
+                data_dir=settings.data_dir,
+                inbox_url=inbox_url,
+            )
         lock.record(**children.facts())
-        _announce(settings, args, children.inbox)
+        _announce(settings, args, children.inbox, mcp=children.mcp)
         return await _supervise(stop, children=children, lock=lock)
     finally:
         for signum in _STOP_SIGNALS:
@@ -289,7 +308,11 @@ def _may_restart(children: _Children) -> bool:
 
 
 def _announce(
-    settings: DevServerSettings, args: argparse.Namespace, inbox: asyncio.Task[None] | str
+    settings: DevServerSettings,
+    args: argparse.Namespace,
+    inbox: asyncio.Task[None] | str,
+    *,
+    mcp: asyncio.Task[None] | str | None = None,
 ) -> None:
     ui = f"http://localhost:{settings.ui_port}"
     address = f"localhost:{settings.port}"
@@ -301,6 +324,10 @@ def _announce(
         _print(f"Inbox                http://localhost:{args.inbox_port}")
     else:
         _print(f"Inbox                {inbox}")
+    if isinstance(mcp, asyncio.Task):
+        _print(f"MCP (HTTP)           http://localhost:{args.mcp_port}/mcp")
+    elif mcp is not None:
+        _print(f"MCP (HTTP)           {mcp}")
     _print(f"Worker               tools {args.tools}, task queue {args.task_queue}")
     if settings.ui_codec_endpoint:
         _print(f"Codec server         {settings.ui_codec_endpoint} (payloads are encrypted)")

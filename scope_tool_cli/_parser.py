@@ -14,6 +14,7 @@ from scope_tool_cli._codec_server import add_codec_server_parser
 from scope_tool_cli._connection import add_connection_arguments
 from scope_tool_cli._dev import EXAMPLE_TOOLS
 from scope_tool_cli._history import add_history_parser
+from scope_tool_cli._mcp import add_mcp_arguments
 
 __all__ = ["build_parser"]
 
@@ -85,6 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--ui-port", type=int, default=8233, help="Web UI port (%(default)s)")
     dev.add_argument("--inbox-port", type=int, default=8234, help="inbox port (%(default)s)")
     dev.add_argument("--no-inbox", action="store_true", help="do not serve the inbox")
+    dev.add_argument(
+        "--mcp-port",
+        type=int,
+        help="also serve the tools to MCP clients at http://localhost:PORT/mcp",
+    )
     dev.add_argument(
         "--data-dir",
         default=os.environ.get("SCOPE_TOOL_DATA_DIR") or ".scope-tool",
@@ -169,6 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
     inbox = _command(commands, "inbox", "serve the web inbox for waiting calls")
     _add_inbox_arguments(inbox)
     add_connection_arguments(inbox)
+
+    mcp = _command(commands, "mcp", "serve a registry's tools to MCP clients (stdio or HTTP)")
+    add_mcp_arguments(mcp)
+    add_connection_arguments(mcp)
     return parser
 
 

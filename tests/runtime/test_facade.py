@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from datetime import timedelta
@@ -123,7 +124,21 @@ async def test_visibility_fields(calls: ToolCalls, worker: Any, tmp_path: Path) 
         call_id=f"vis-{uuid.uuid4()}",
     )
     await wait_for_phase(handle, Phase.AWAITING_INPUT)
-    description = await handle.workflow_handle.describe()
+
+    async def described_phase() -> Any:
+        # The query can answer from the worker's state before the upsert's workflow task is
+        # recorded, so the attribute is read until it has caught up (a loaded machine lags).
+        described = await handle.workflow_handle.describe()
+        found = {key.name: value for key, value in _pairs(described.typed_search_attributes)}
+        return described if found.get("ScopeToolPhase") == "AWAITING_INPUT" else None
+
+    description = None
+    for _ in range(100):
+        description = await described_phase()
+        if description is not None:
+            break
+        await asyncio.sleep(0.1)
+    assert description is not None, "ScopeToolPhase never reached AWAITING_INPUT"
     assert await description.static_summary() == "scope-tool call of deploy_plan"
     attributes = {key.name: value for key, value in _pairs(description.typed_search_attributes)}
     assert attributes["ScopeToolName"] == "deploy_plan"

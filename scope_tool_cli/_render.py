@@ -132,6 +132,12 @@ def render_status(status: CallStatus) -> str:
         ("phase", str(status.phase)),
         ("round", str(status.round)),
     ]
+    if status.waiting_for_worker is not None:
+        rows += [
+            ("stuck", status.waiting_for_worker.message),
+            ("since", _when(status.waiting_for_worker.waiting_since)),
+            ("to end it", f"scope-tool cancel {status.call_id}"),
+        ]
     if status.pending is not None:
         pending = status.pending
         approval = read_approval(pending.prompt, pending.response_schema)

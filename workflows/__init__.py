@@ -18,13 +18,14 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from workflows._approval_prompt import ApprovalQuestion, read_approval
-    from workflows._client import ToolCallHandle, ToolCalls, encode_answer
+    from workflows._client import UNSERVED_TIMEOUT_NOW, ToolCallHandle, ToolCalls, encode_answer
     from workflows._converter import (
         DATA_CONVERTER,
         ScopeToolPayloadConverter,
         with_scope_tool_converter,
     )
     from workflows._prompt import Prompt, json_value, read_prompt
+    from workflows._routing import ToolInfo
     from workflows._status import (
         AnswerRecord,
         CallOutcome,
@@ -33,6 +34,8 @@ with workflow.unsafe.imports_passed_through():
         PendingInput,
         Phase,
         RefusedAnswer,
+        RoundRoute,
+        WorkerWait,
     )
     from workflows.errors import (
         AnswerRejectedError,
@@ -58,6 +61,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DATA_CONVERTER",
+    "UNSERVED_TIMEOUT_NOW",
     "AnswerReceipt",
     "AnswerRecord",
     "AnswerRejectedError",
@@ -73,11 +77,14 @@ __all__ = [
     "RefusalDetail",
     "RefusalReason",
     "RefusedAnswer",
+    "RoundRoute",
     "ScopeToolPayloadConverter",
     "ToolCallHandle",
     "ToolCallWorkflow",
     "ToolCalls",
     "ToolCallsError",
+    "ToolInfo",
+    "WorkerWait",
     "encode_answer",
     "json_value",
     "read_approval",

@@ -241,7 +241,10 @@ async def test_three_worker_containers_lose_nothing_through_kill_and_stop(tmp_pa
                 gate = asyncio.Semaphore(32)
                 await asyncio.gather(*(start(key, gate) for key in keys))
                 await fault_task
-                query = f"TaskQueue = '{task_queue}' AND ExecutionStatus = 'Running'"
+                query = (  # the calls, not the task queue's tool catalog workflow
+                    f"TaskQueue = '{task_queue}' AND ExecutionStatus = 'Running'"
+                    " AND WorkflowType = 'scope_tool.ToolCall'"
+                )
                 while (await client.count_workflows(query)).count:
                     assert time.monotonic() < until, "calls still running at the budget's end"
                     await asyncio.sleep(0.25)

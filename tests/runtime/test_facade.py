@@ -152,9 +152,10 @@ async def test_visibility_fields(calls: ToolCalls, worker: Any, tmp_path: Path) 
     assert attributes["ScopeToolPhase"] == "CANCELLED"
 
 
-async def test_changed_contract_refuses_to_reenter(
+async def test_changed_contract_waits_for_its_own_contract(
     calls: ToolCalls, temporal_client: Any, task_queue: str, tmp_path: Path
 ) -> None:
+    """A re-entry never runs on a changed contract: the call waits, then resumes on its own."""
     ledger = tmp_path / "ledger"
     request = Request(
         name="deploy_plan", arguments=json.dumps({"ledger": str(ledger), "service": "db"})
@@ -166,10 +167,27 @@ async def test_changed_contract_refuses_to_reenter(
         await wait_for_phase(handle, Phase.AWAITING_INPUT)
     async with build_worker(temporal_client, CHANGED_REGISTRY, task_queue=task_queue):
         await handle.answer({"approve": True})
-        outcome = await handle.result()
-    assert outcome.phase is Phase.ERRORED
-    assert 'contract of tool "deploy_plan" changed since round 1' in outcome.message
-    assert ledger_lines(ledger) == ["plan"]
+
+        async def stuck() -> bool:
+            return (await handle.status()).waiting_for_worker is not None
+
+        await wait_until_async(stuck)
+        status = await handle.status()
+        assert status.phase is Phase.RUNNING
+        wait = status.waiting_for_worker
+        assert wait is not None
+        digest = REGISTRY.resolve("deploy_plan").contract.digest  # type: ignore[union-attr]
+        assert wait.contract_digest == digest
+        assert wait.message.startswith(
+            f"waiting for a worker with tool deploy_plan, contract {digest[:12]}"
+        )
+        assert ledger_lines(ledger) == ["plan"]
+    async with build_worker(temporal_client, REGISTRY, task_queue=task_queue):
+        status = await wait_for_phase(handle, Phase.AWAITING_INPUT)
+        assert status.round == 2
+        assert status.waiting_for_worker is None
+    assert ledger_lines(ledger) == ["plan", "prepare"]
+    await handle.cancel()
 
 
 def _pairs(attributes: Any) -> list[tuple[Any, Any]]:

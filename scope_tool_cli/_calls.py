@@ -140,7 +140,7 @@ async def _follow(handle: ToolCallHandle, call_id: str, *, give_up_after: float 
             pause = _FIRST_POLL_SECONDS
             if status.pending is not None:
                 _print(
-                    f"[{status.phase}] waiting for input: {prompt_text(status.pending.prompt)}"
+                    f"[{status.phase}] waiting for input: {prompt_text(status.pending.prompt, status.pending.response_schema)}"
                     f" — answer with: {answer_hint(call_id, status.pending.response_schema)}"
                 )
             else:
@@ -254,7 +254,7 @@ async def run_pending(args: argparse.Namespace) -> int:
             status.call_id,
             status.tool,
             pending.asked_at.isoformat(timespec="seconds"),
-            _shorten(prompt_text(pending.prompt), 70),
+            _shorten(prompt_text(pending.prompt, pending.response_schema), 70),
         )
         for status, pending in waiting
     ]

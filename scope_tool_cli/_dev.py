@@ -138,7 +138,9 @@ async def _wait_for_worker(worker: subprocess.Popen[bytes], log_file: Path) -> N
     )
 
 
-def _start_inbox(calls: ToolCalls, *, ip: str, port: int) -> asyncio.Task[None] | str:
+def _start_inbox(
+    calls: ToolCalls, *, ip: str, port: int, web_ui_url: str
+) -> asyncio.Task[None] | str:
     """The inbox as a task, or the reason it is not available (the dev loop goes on without it)."""
     try:
         from scope_tool_inbox import serve_inbox
@@ -148,7 +150,9 @@ def _start_inbox(calls: ToolCalls, *, ip: str, port: int) -> asyncio.Task[None] 
         return inbox_missing(error)
     if not port_is_free(ip, port):
         return f"not started: port {port} is in use (choose another with --inbox-port)"
-    return asyncio.create_task(serve_inbox(calls, host=ip, port=port, dev_loopback=True))
+    return asyncio.create_task(
+        serve_inbox(calls, host=ip, port=port, dev_loopback=True, web_ui_url=web_ui_url)
+    )
 
 
 def _settings(args: argparse.Namespace) -> DevServerSettings:
@@ -236,7 +240,12 @@ async def run_dev(args: argparse.Namespace) -> int:
         await _wait_for_port(settings.ip, settings.ui_port, "Web UI")
         await _wait_for_worker(children.start_worker(), children.worker_log)
         if not args.no_inbox:
-            children.inbox = _start_inbox(calls, ip=settings.ip, port=args.inbox_port)
+            children.inbox = _start_inbox(
+                calls,
+                ip=settings.ip,
+                port=args.inbox_port,
+                web_ui_url=f"http://localhost:{settings.ui_port}",
+            )
         if getattr(args, "mcp_port", None):
             inbox_url = f"http://localhost:{args.inbox_port}" if not args.no_inbox else None
             children.mcp = start_dev_mcp(

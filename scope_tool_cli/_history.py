@@ -63,7 +63,7 @@ def render_history(trail: CallHistory) -> str:
         moments.append(
             (
                 _time(question.asked_at),
-                f"asked     {question.request_id}: {prompt_text(question.prompt)}"
+                f"asked     {question.request_id}: {prompt_text(question.prompt, question.response_schema)}"
                 f"\n            schema {_compact(question.response_schema)}",
             )
         )

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from workflows import json_value, read_prompt
+from workflows import json_value, read_approval, read_prompt
 
 if TYPE_CHECKING:
     from scope_tool import Output
@@ -33,14 +33,25 @@ __all__ = [
 ]
 
 
+_ARGUMENTS_LABEL = "will run with"
+
+
 def _when(moment: datetime | None) -> str:
     if moment is None:
         return "-"
     return moment.isoformat(timespec="seconds")
 
 
-def prompt_text(prompt: bytes) -> str:
-    """A prompt as one readable line: its question first, then the details as compact JSON."""
+def prompt_text(prompt: bytes, schema: bytes | None = None) -> str:
+    """A prompt as one readable line: its question first, then the details as compact JSON.
+
+    With the response ``schema`` of an approval gate, the line is the gate's question and the
+    arguments the call will run with (not the gate's whole prompt object).
+    """
+    approval = read_approval(prompt, schema) if schema is not None else None
+    if approval is not None:
+        shown = approval.arguments_json(indent=None)
+        return f"{approval.question} {shown}" if shown else approval.question
     return read_prompt(prompt).one_line()
 
 
@@ -129,16 +140,33 @@ def render_status(status: CallStatus) -> str:
         ]
     if status.pending is not None:
         pending = status.pending
+        approval = read_approval(pending.prompt, pending.response_schema)
+        if approval is not None:
+            rows.append(("waiting for", approval.question))
+            if approval.description:
+                rows.append(("tool does", approval.description))
+            if approval.refused_edit:
+                rows.append(("edit refused", approval.refused_edit))
+            if approval.has_arguments:
+                rows.append((_ARGUMENTS_LABEL, approval.arguments_json(indent=2)))
+        else:
+            rows.append(("waiting for", prompt_text(pending.prompt)))
+        rows.append(("request id", pending.request_id))
+        if approval is None:
+            rows.append(("answer schema", json.dumps(json_value(pending.response_schema))))
         rows += [
-            ("waiting for", prompt_text(pending.prompt)),
-            ("request id", pending.request_id),
-            ("answer schema", json.dumps(json_value(pending.response_schema))),
             ("asked at", _when(pending.asked_at)),
             ("deadline", _when(pending.deadline)),
         ]
         if status.allowed_answerers:
             rows.append(("who may answer", ", ".join(status.allowed_answerers)))
-        rows.append(("answer with", answer_hint(status.call_id, pending.response_schema)))
+        if approval is not None:
+            for decision, example in zip(
+                approval.decisions, approval.answer_examples(), strict=True
+            ):
+                rows.append((f"to {decision}", f"scope-tool answer {status.call_id} '{example}'"))
+        else:
+            rows.append(("answer with", answer_hint(status.call_id, pending.response_schema)))
     for number, answer in enumerate(status.answers, start=1):
         answer_fields = answer.to_json_dict()
         rows.append(
@@ -150,7 +178,12 @@ def render_status(status: CallStatus) -> str:
     if status.outcome is not None:
         rows += _outcome_rows(status.outcome)
     width = max(len(label) for label, _ in rows)
-    return "\n".join(f"{label.ljust(width)}  {value}" for label, value in rows)
+    lines = []
+    for label, value in rows:
+        if label == _ARGUMENTS_LABEL:  # indented JSON: continuation lines under the first
+            value = value.replace("\n", "\n" + " " * (width + 2))
+        lines.append(f"{label.ljust(width)}  {value}")
+    return "\n".join(lines)
 
 
 def _outcome_rows(outcome: CallOutcome) -> list[tuple[str, str]]:

@@ -93,6 +93,7 @@ async def run_inbox(args: argparse.Namespace) -> int:
             dev_loopback=args.dev_loopback,
             allowed_hosts=args.allowed_hosts,
             on_listening=listening,
+            web_ui_url=args.web_ui_url,
         )
     )
     loop = asyncio.get_running_loop()

@@ -1,7 +1,7 @@
 """The inbox web app: calls waiting for a person, one page per call, answers through the update.
 
-Routes: ``/`` (the waiting list) and ``/calls/{id}`` (one call, its generated answer form) are
-the pages (:mod:`.pages`); ``/api/pending``, ``/api/calls/{id}`` and
+Routes: ``/`` (the waiting list), ``/finished`` (calls that ended recently) and
+``/calls/{id}`` (one call: arguments, its generated answer form, its audit trail) are the pages (:mod:`.pages`); ``/api/pending``, ``/api/calls/{id}`` and
 ``POST /api/calls/{id}/answer`` are the JSON API (:mod:`.api`). Every request first passes the
 :class:`~.gate.RequestGate` (known host, same-origin changes, bounded body). Every route but
 ``/static`` needs an identity (:mod:`.auth`), which is what is recorded as ``answered_by``; this
@@ -66,6 +66,7 @@ def create_app(
     form_token_lifetime: timedelta = FORM_TOKEN_LIFETIME,
     max_body_bytes: int = MAX_BODY_BYTES,
     clock: Callable[[], float] = time.time,
+    web_ui_url: str | None = None,
 ) -> Starlette:
     """Build the inbox as an ASGI app (serve it with uvicorn, or test it with httpx).
 
@@ -80,6 +81,8 @@ def create_app(
         form_token_lifetime: How long an answer form is accepted after its page was opened.
         max_body_bytes: Largest request body of a change (see :data:`.gate.MAX_BODY_BYTES`).
         clock: Unix time now, for form-token expiry (tests move it).
+        web_ui_url: The Temporal Web UI's address (``http://localhost:8233``); each call's
+            page then links to the call there. ``None`` shows no link.
 
     Raises:
         InboxConfigError: ``allowed_hosts`` turns the host check off (``*``) while the inbox
@@ -100,7 +103,12 @@ def create_app(
         )
     form_tokens = FormTokens(auth.token_secret, lifetime=form_token_lifetime, clock=clock)
     reader = CallReader(calls, limit=limit)
-    pages = InboxPages(reader, form_tokens=form_tokens, refresh_ms=int(refresh_seconds * 1000))
+    pages = InboxPages(
+        reader,
+        form_tokens=form_tokens,
+        refresh_ms=int(refresh_seconds * 1000),
+        web_ui_url=web_ui_url,
+    )
     api = InboxApi(reader)
     guard = _Guard(auth, pages, form_tokens, max_body_bytes=max_body_bytes)
     return Starlette(
@@ -114,6 +122,7 @@ def create_app(
         ],
         routes=[
             Route("/", guard(pages.waiting_list), methods=["GET"]),
+            Route("/finished", guard(pages.finished), methods=["GET"]),
             Route(
                 "/calls/{call_id:path}/answer",
                 guard(guard.form_checked(pages.answer)),

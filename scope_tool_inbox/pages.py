@@ -7,8 +7,9 @@ an allowed answerer) comes back onto the same page next to the form, with every 
 
 from __future__ import annotations
 
-import json
+import asyncio
 from collections.abc import Awaitable
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -17,7 +18,15 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
+from scope_tool_inbox.approval_form import answer_from_approval
 from scope_tool_inbox.csrf import FormTokens, foreign_origin
+from scope_tool_inbox.display import (
+    clock_time,
+    display_fields,
+    display_value,
+    value_fields,
+    web_ui_call_url,
+)
 from scope_tool_inbox.form_values import (
     ANSWER_JSON_KEY,
     VIA_JSON,
@@ -28,6 +37,7 @@ from scope_tool_inbox.form_values import (
 )
 from scope_tool_inbox.forms import FormKind, build_answer_form
 from scope_tool_inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_bytes, refusal_text
+from scope_tool_inbox.trail import trail_entries
 from scope_tool_inbox.views import (
     call_fingerprint,
     call_path,
@@ -35,7 +45,15 @@ from scope_tool_inbox.views import (
     prompt_view,
     relative_time,
 )
-from workflows import AnswerRejectedError, CallNotFoundError, ToolCallsError
+from workflows import (
+    AnswerRejectedError,
+    CallNotFoundError,
+    ToolCallsError,
+    json_value,
+    read_approval,
+    read_prompt,
+)
+from workflows.history import CallHistory
 
 __all__ = ["InboxPages"]
 
@@ -45,11 +63,9 @@ _REQUEST_ID_KEY = "_request_id"
 _FORM_KEY = "_form"
 
 
-def _pretty(raw: bytes) -> str:
-    try:
-        return json.dumps(json.loads(raw), indent=2, ensure_ascii=False)
-    except ValueError:
-        return raw.decode("utf-8", "replace")
+_FINISHED_LIMIT = 50
+_HISTORY_CATCH_UP_TRIES = 10
+_HISTORY_CATCH_UP_SECONDS = 0.2
 
 
 class InboxPages:
@@ -61,10 +77,18 @@ class InboxPages:
         refresh_ms: How often open pages poll the API for changes.
     """
 
-    def __init__(self, reader: CallReader, *, form_tokens: FormTokens, refresh_ms: int) -> None:
+    def __init__(
+        self,
+        reader: CallReader,
+        *,
+        form_tokens: FormTokens,
+        refresh_ms: int,
+        web_ui_url: str | None = None,
+    ) -> None:
         self._reader = reader
         self._form_tokens = form_tokens
         self._refresh_ms = refresh_ms
+        self._web_ui_url = web_ui_url
         environment = jinja2.Environment(
             loader=jinja2.FileSystemLoader(_TEMPLATES),
             autoescape=True,
@@ -72,6 +96,7 @@ class InboxPages:
         )
         environment.globals["relative_time"] = relative_time
         environment.globals["call_path"] = call_path
+        environment.globals["clock_time"] = clock_time
         self._templates = Jinja2Templates(env=environment)
 
     def unauthorized(self, request: Request, message: str) -> Response:
@@ -127,19 +152,50 @@ class InboxPages:
     ) -> Response:
         """``/calls/{id}``: the question, its form, the answers so far, the outcome."""
         call_id = request.path_params["call_id"]
-        try:
-            status = await self._reader.status(call_id)
-        except CallNotFoundError as error:
-            return self._problem(request, identity, str(error), 404)
-        except (ToolCallsError, TimeoutError) as error:
+        read_status, read_history = await asyncio.gather(
+            self._reader.status(call_id), self._reader.history(call_id), return_exceptions=True
+        )
+        if isinstance(read_status, CallNotFoundError):
+            return self._problem(request, identity, str(read_status), 404)
+        if isinstance(read_status, ToolCallsError | TimeoutError):
             message = (
-                str(error) or "the call's status did not come back in time (is a worker running?)"
+                str(read_status)
+                or "the call's status did not come back in time (is a worker running?)"
             )
             return self._problem(request, identity, message, 502)
+        if isinstance(read_status, BaseException):
+            raise read_status
+        status = read_status
+        history: CallHistory | None = None
+        history_problem = ""
+        if isinstance(read_history, CallHistory):
+            history = read_history
+            for _ in range(_HISTORY_CATCH_UP_TRIES):
+                if not status.phase.is_terminal or history.ended_at is not None:
+                    break
+                # The query saw the call end a moment before its history records it.
+                await asyncio.sleep(_HISTORY_CATCH_UP_SECONDS)
+                try:
+                    history = await self._reader.history(call_id)
+                except (ToolCallsError, TimeoutError, ValueError):
+                    break
+        elif isinstance(read_history, ToolCallsError | TimeoutError | ValueError):
+            history_problem = str(read_history) or "reading the call's history timed out"
+        elif isinstance(read_history, BaseException):
+            raise read_history
         pending = status.pending
+        approval = (
+            read_approval(pending.prompt, pending.response_schema) if pending is not None else None
+        )
+        if approval is not None and not approval.has_arguments and history is not None:
+            # The gate shows the call's own arguments when its prompt does not carry them.
+            approval = replace(
+                approval, arguments=json_value(history.arguments), has_arguments=True
+            )
         form = build_answer_form(pending.response_schema) if pending is not None else None
         allowed = status.allowed_answerers
         kept = values or {}
+        prompt = read_prompt(pending.prompt) if pending is not None else None
         return self._templates.TemplateResponse(
             request,
             "call.html",
@@ -147,7 +203,10 @@ class InboxPages:
                 "identity": identity,
                 "status": status,
                 "pending": pending,
-                "prompt": prompt_view(pending.prompt) if pending is not None else None,
+                "prompt": prompt,
+                "prompt_fields": value_fields(prompt.details) if prompt is not None else (),
+                "approval": approval,
+                "approval_fields": value_fields(approval.arguments) if approval else (),
                 "form": form,
                 "values": kept,
                 "submitted": kept.get(_FORM_KEY) == ["fields"],
@@ -164,9 +223,31 @@ class InboxPages:
                 "fingerprint": call_fingerprint(status),
                 "refresh_ms": self._refresh_ms,
                 "outcome_text": status.outcome.output.text() if status.outcome else None,
-                "answer_text": {a.request_id: _pretty(a.response) for a in status.answers},
+                "answer_shown": {
+                    a.request_id: display_value(json_value(a.response)) for a in status.answers
+                },
+                "history": history,
+                "history_problem": history_problem,
+                "arguments": display_fields(history.arguments) if history is not None else (),
+                "trail": trail_entries(history) if history is not None else (),
+                "web_ui": web_ui_call_url(
+                    self._web_ui_url, namespace=self._reader.calls.client.namespace, call_id=call_id
+                ),
             },
             status_code=status_code,
+        )
+
+    async def finished(self, request: Request, identity: str) -> Response:
+        """``/finished``: the calls that ended most recently, with who answered them."""
+        try:
+            rows = await self._reader.finished(limit=_FINISHED_LIMIT)
+            problem = ""
+        except ToolCallsError as error:
+            rows, problem = [], str(error)
+        return self._templates.TemplateResponse(
+            request,
+            "finished.html",
+            {"identity": identity, "rows": rows, "problem": problem},
         )
 
     async def answer(self, request: Request, identity: str) -> Response:
@@ -212,9 +293,13 @@ class InboxPages:
                 "nothing was sent",
                 409,
             )
+        approval = read_approval(status.pending.prompt, status.pending.response_schema)
         form = build_answer_form(status.pending.response_schema)
         try:
-            answer = answer_from_form(form, values)
+            if approval is not None and values.get(VIA_KEY) != [VIA_JSON]:
+                answer = answer_from_approval(approval, values)
+            else:
+                answer = answer_from_form(form, values)
         except AnswerFormError as error:
             return await again("some values need fixing; nothing was sent", 422, error.problems)
         if form.kind is FormKind.JSON or values.get(VIA_KEY) == [VIA_JSON]:

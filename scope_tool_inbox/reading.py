@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import OrderedDict
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from workflows import (
@@ -21,13 +23,17 @@ from workflows import (
     ToolCalls,
     ToolCallsError,
 )
+from workflows.history import CallHistory
 
-__all__ = ["REFUSAL_HTTP_STATUS", "CallReader", "json_bytes", "refusal_text"]
+__all__ = ["REFUSAL_HTTP_STATUS", "CallReader", "FinishedCall", "json_bytes", "refusal_text"]
 
 _STATUS_TIMEOUT_SECONDS = 10.0
 _LIST_STATUS_TIMEOUT_SECONDS = 3.0
 _UNREADABLE_RETRY_SECONDS = 30.0
 _MAX_PARALLEL_QUERIES = 100
+_HISTORY_TIMEOUT_SECONDS = 10.0
+_FINISHED_HISTORIES_KEPT = 1000
+"""Trails of finished calls kept in memory: a finished call's history never changes."""
 """Status queries in flight at once: all of a default page, so unreadable calls cost one timeout."""
 
 REFUSAL_HTTP_STATUS = {
@@ -51,6 +57,54 @@ class CallReader:
         self.calls = calls
         self._limit = limit
         self._unreadable_until: dict[str, float] = {}
+        self._finished: OrderedDict[str, CallHistory] = OrderedDict()
+
+    async def history(self, call_id: str) -> CallHistory:
+        """The call's audit trail (read from its event history; no worker needed).
+
+        A finished call's trail is kept (it never changes), so the recently-finished list
+        reads each one once.
+
+        Raises:
+            CallNotFoundError: no such call.
+            ToolCallsError: the server refused; ``TimeoutError`` when it did not answer.
+        """
+        known = self._finished.get(call_id)
+        if known is not None:
+            self._finished.move_to_end(call_id)
+            return known
+        async with asyncio.timeout(_HISTORY_TIMEOUT_SECONDS):
+            history = await self.calls.get(call_id).history()
+        if history.ended_at is not None:
+            self._finished[call_id] = history
+            while len(self._finished) > _FINISHED_HISTORIES_KEPT:
+                self._finished.popitem(last=False)
+        return history
+
+    async def finished(self, *, limit: int) -> list[FinishedCall]:
+        """Calls that ended, most recently ended first.
+
+        Listed from visibility (the newest calls, keeping those in a terminal phase), each
+        with its trail when it can be read (``history`` is ``None`` otherwise; the row stays).
+        """
+        summaries = [
+            summary
+            for summary in await self.calls.list(limit=limit * 2)
+            if summary.phase.is_terminal
+        ][:limit]
+        gate = asyncio.Semaphore(_MAX_PARALLEL_QUERIES)
+
+        async def read(summary: CallSummary) -> FinishedCall:
+            async with gate:
+                try:
+                    history: CallHistory | None = await self.history(summary.call_id)
+                except (ToolCallsError, TimeoutError, ValueError):
+                    history = None
+            return FinishedCall(summary=summary, history=history)
+
+        rows = list(await asyncio.gather(*(read(summary) for summary in summaries)))
+        rows.sort(key=_ended_or_started, reverse=True)
+        return rows
 
     async def status(self, call_id: str) -> CallStatus:
         """One call's status; ``TimeoutError`` when nothing answers the query in time."""
@@ -86,6 +140,31 @@ class CallReader:
         for call_id in [known for known in self._unreadable_until if known not in live]:
             del self._unreadable_until[call_id]
         return waiting, unreadable
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FinishedCall:
+    """One row of the recently-finished list: what visibility says, and the trail if read."""
+
+    summary: CallSummary
+    history: CallHistory | None = None
+
+    @property
+    def answered_by(self) -> tuple[str, ...]:
+        """Who answered, in order (repeats left out)."""
+        if self.history is None:
+            return ()
+        return tuple(
+            answer.answered_by or "(not recorded)"
+            for answer in self.history.answers
+            if not answer.duplicate
+        )
+
+
+def _ended_or_started(row: FinishedCall) -> datetime:
+    if row.history is not None and row.history.ended_at is not None:
+        return row.history.ended_at
+    return row.summary.started_at
 
 
 def _asked_at(status: CallStatus) -> datetime:

@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the inbox's options (each with a ``SCOPE_TOOL_INBOX_*`` environment default).
 
     The parsed names are ``host``, ``port``, ``identity_header``, ``token_secret``,
-    ``dev_loopback`` and ``allowed_hosts``: exactly :func:`serve_inbox`'s keywords.
+    ``dev_loopback``, ``allowed_hosts`` and ``web_ui_url``: exactly :func:`serve_inbox`'s
+    keywords.
     """
     environment = os.environ
     parser.add_argument(
@@ -82,6 +83,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "SCOPE_TOOL_INBOX_ALLOWED_HOSTS=NAME,NAME): requests for any other host are refused, "
         "which stops DNS-rebinding pages; loopback names and the bound address are always allowed",
     )
+    parser.add_argument(
+        "--web-ui",
+        dest="web_ui_url",
+        default=environment.get("SCOPE_TOOL_INBOX_WEB_UI") or None,
+        metavar="URL",
+        help="the Temporal Web UI's address (e.g. http://localhost:8233); each call's page then "
+        "links to the call there (also SCOPE_TOOL_INBOX_WEB_UI)",
+    )
 
 
 def _host_entry(text: str) -> str:
@@ -125,6 +134,7 @@ async def serve_inbox(
     dev_loopback: bool = False,
     allowed_hosts: Sequence[str] = (),
     on_listening: Callable[[str, int], None] | None = None,
+    web_ui_url: str | None = None,
 ) -> None:
     """Serve the inbox until this coroutine is cancelled.
 
@@ -140,6 +150,7 @@ async def serve_inbox(
             are refused (loopback names and ``host`` itself are always allowed; ``*`` turns the
             check off, only with authentication).
         on_listening: Called with the bound host and port once connections are accepted.
+        web_ui_url: The Temporal Web UI's address; calls' pages link to the call there.
 
     Raises:
         InboxConfigError: No authentication configured, unauthenticated off loopback, an
@@ -165,7 +176,9 @@ async def serve_inbox(
             "the inbox listens on every address of this machine but answers only to IP "
             "addresses and localhost; give the names people use with --allowed-host NAME"
         )
-    app = create_app(calls, auth=auth, allowed_hosts=hosts)
+    if web_ui_url is not None and not web_ui_url.startswith(("http://", "https://")):
+        raise InboxConfigError(f"the Web UI address must be an http(s):// URL, got {web_ui_url!r}")
+    app = create_app(calls, auth=auth, allowed_hosts=hosts, web_ui_url=web_ui_url)
     listener = _bind(host, port)
     config = uvicorn.Config(
         app,

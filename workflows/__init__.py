@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from workflows._approval_prompt import ApprovalQuestion, read_approval
     from workflows._client import UNSERVED_TIMEOUT_NOW, ToolCallHandle, ToolCalls, encode_answer
     from workflows._converter import (
         DATA_CONVERTER,
@@ -64,6 +65,7 @@ __all__ = [
     "AnswerReceipt",
     "AnswerRecord",
     "AnswerRejectedError",
+    "ApprovalQuestion",
     "CallConflictError",
     "CallNotFoundError",
     "CallOutcome",
@@ -85,6 +87,7 @@ __all__ = [
     "WorkerWait",
     "encode_answer",
     "json_value",
+    "read_approval",
     "read_prompt",
     "with_scope_tool_converter",
 ]

@@ -59,6 +59,7 @@ from workflows.errors import (
 from workflows.history import CallHistory, fetch_call_history
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from workflows.tracing import client_tracing_interceptors
+from workflows.web_ui_text import start_details, start_summary
 from workflows.webhook import check_destination, parse_allowed
 from workflows.wire import (
     ANSWER,
@@ -211,7 +212,8 @@ class ToolCalls:
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 search_attributes=start_search_attributes(request.name),
-                static_summary=f"scope-tool call of {request.name}",
+                static_summary=start_summary(request.name),
+                static_details=start_details(request.name, request.arguments),
                 request_eager_start=True,
             )
         except WorkflowAlreadyStartedError:

@@ -40,6 +40,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from workflows._status import CallOutcome, CallStatus, Phase
 from workflows.errors import CallConflictError, ToolCallsError
+from workflows.web_ui_text import start_details, start_summary
 from workflows.wire import (
     FIRST_STOP,
     PHASE_KEY,
@@ -89,7 +90,8 @@ async def start_at_first_stop(
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         search_attributes=start_search_attributes(call.tool),
-        static_summary=f"scope-tool call of {call.tool}",
+        static_summary=start_summary(call.tool),
+        static_details=start_details(call.tool, call.arguments),
     )
     update_id = first_stop_update_id(call.tool, call.arguments, nonce=uuid.uuid4().hex)
     update = calls.client.execute_update_with_start_workflow(

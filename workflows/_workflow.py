@@ -64,6 +64,7 @@ with workflow.unsafe.imports_passed_through():
         RefusedAnswer,
         RoundRoute,
     )
+    from workflows.web_ui_text import finished_details, running_details, waiting_details
     from workflows.wire import (
         ANSWER,
         CALL_TOOL_ACTIVITY,
@@ -307,8 +308,13 @@ class ToolCallWorkflow:
         self._answer = None
         self._set_phase(Phase.AWAITING_INPUT)
         workflow.set_current_details(
-            f"**{call.tool}** waits for input on `{self._pending.request_id}`\n\n"
-            f"```json\n{request.prompt.decode('utf-8', 'replace')}\n```"
+            waiting_details(
+                tool=call.tool,
+                call_id=call.call_id,
+                request_id=self._pending.request_id,
+                prompt=request.prompt,
+                schema=request.response_schema,
+            )
         )
         self._notify("awaiting_input")
         try:
@@ -345,9 +351,7 @@ class ToolCallWorkflow:
             evidence=evidence,
         )
         self._set_phase(phase)
-        workflow.set_current_details(
-            f"**{self._call.tool}** {phase.value}" + (f": {message}" if message else "")
-        )
+        workflow.set_current_details(finished_details(self._call.tool, phase.value, message))
         return self._outcome
 
     # --- notifications -------------------------------------------------------------------
@@ -443,7 +447,7 @@ class ToolCallWorkflow:
         self._pending = None
         self._pending_request = None
         self._set_phase(Phase.RUNNING)
-        workflow.set_current_details(f"**{self._call.tool}** running round {self._round + 1}")
+        workflow.set_current_details(running_details(self._call.tool, self._round + 1))
         return AnswerReceipt(request_id=record.request_id, round=record.round)
 
     @workflow.update(name=ANSWER)

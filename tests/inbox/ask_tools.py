@@ -1,4 +1,5 @@
-"""A tool for the inbox tests: it asks whatever question its arguments describe.
+"""Tools for the inbox tests: ``ask`` asks whatever its arguments describe; ``write_note`` is
+a plain function behind ``scope_tool.require_approval``.
 
 ``ask`` takes ``{"prompt": <any JSON>, "schema": <a JSON Schema>}``; round 1 asks a person with
 that prompt and response schema, round 2 completes with the validated answer as JSON details, so
@@ -11,8 +12,19 @@ import json
 from typing import Any
 
 from helpers.waiting import wait_for_phase
+from pydantic import BaseModel
 
-from scope_tool import Definition, InputRequest, Invocation, Output, Registry, Request, Result
+from scope_tool import (
+    Definition,
+    Func,
+    InputRequest,
+    Invocation,
+    Output,
+    Registry,
+    Request,
+    Result,
+    require_approval,
+)
 from workflows import Phase, ToolCalls
 
 
@@ -44,7 +56,27 @@ class Ask:
         return Result(output=Output.json_output(continuation.response))
 
 
-REGISTRY = Registry(Ask())
+class NoteInput(BaseModel):
+    path: str
+    content: str
+
+
+WRITTEN: list[NoteInput] = []
+"""What ``write_note`` ran with, in order (the in-process worker shares this process)."""
+
+
+async def write_note(value: NoteInput) -> str:
+    """Write a note (recorded in WRITTEN; nothing touches the disk)."""
+    WRITTEN.append(value)
+    return f"wrote {len(value.content)} characters to {value.path}"
+
+
+WRITE_NOTE = require_approval(
+    Func(write_note, name="write_note", description="Write a note to a file.")
+)
+"""The approval gate around a plain function: the inbox renders its three decisions."""
+
+REGISTRY = Registry(Ask(), WRITE_NOTE)
 
 
 def ask_arguments(prompt: object, schema: object) -> str:

@@ -209,10 +209,17 @@ async def test_a_person_not_allowed_is_refused_and_an_allowed_one_gets_through(
         calls, call_id, "Ship it?", {"type": "boolean"}, allowed_answerers=("bob",)
     )
     page = await _form_page(http, call_id, "mallory")
+    assert 'data-testid="answer-form"' not in page, "Approve offered to a person who may not"
+    assert "so this page offers you no answer" in page
+    # A post made anyway (by hand, with a form token from a call mallory may answer) is refused
+    # by the call itself.
+    open_call = _call_id()
+    await start_waiting(calls, open_call, "Anyone?", {"type": "boolean"})
+    token = _csrf(await _form_page(http, open_call, "mallory"))
     refused = await http.post(
         f"/calls/{call_id}/answer",
         headers=_as("mallory"),
-        data={"_csrf": _csrf(page), "_request_id": status.pending.request_id, "_decision": "true"},
+        data={"_csrf": token, "_request_id": status.pending.request_id, "_decision": "true"},
     )
     assert refused.status_code == 403
     assert "not allowed" in refused.text
@@ -239,7 +246,8 @@ async def test_the_call_page_and_api_show_who_may_answer(
     outsider = await _form_page(http, restricted, "mallory")
     assert re.search(r'data-testid="allowed-list">bob, alice<', outsider)
     assert notice in outsider
-    assert outsider.index(notice) < outsider.index('data-testid="answer-form"')
+    assert 'data-testid="answer-form"' not in outsider
+    assert "Approve</button>" not in outsider
     insider = await _form_page(http, restricted, "alice")
     assert re.search(r'data-testid="allowed-list">bob, alice<', insider)
     assert "are not among them" not in insider

@@ -20,6 +20,7 @@ import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 from inbox.ask_tools import start_waiting, wait_for_phase
+from scope_tool import Request
 from scope_tool_inbox import mint_token, serve_inbox
 from workflows import Phase, ToolCalls
 
@@ -189,7 +190,7 @@ async def test_a_schema_violating_answer_shows_the_error_and_keeps_the_values(
     await page.context.close()
 
 
-async def test_a_person_who_is_not_allowed_is_refused_and_the_page_follows_the_call(
+async def test_a_person_who_is_not_allowed_is_not_offered_an_answer_and_the_page_follows_the_call(
     browser: Browser, inbox_url: str, calls: ToolCalls
 ) -> None:
     call_id = f"payout-{uuid.uuid4().hex[:8]}"
@@ -198,9 +199,12 @@ async def test_a_person_who_is_not_allowed_is_refused_and_the_page_follows_the_c
     )
     mallory = await _signed_in(browser, inbox_url, "mallory")
     await mallory.goto(f"{inbox_url}/calls/{call_id}")
-    await mallory.get_by_role("button", name="Approve").click()
-    refusal = mallory.get_by_test_id("refusal")
-    await expect(refusal).to_contain_text("not allowed")
+    await expect(mallory.get_by_test_id("not-allowed")).to_contain_text(
+        "You (mallory) are not among them, so this page offers you no answer"
+    )
+    await expect(mallory.get_by_test_id("allowed-list")).to_have_text("bob")
+    await expect(mallory.get_by_role("button", name="Approve")).to_have_count(0)
+    await expect(mallory.get_by_test_id("answer-form")).to_have_count(0)
     await mallory.screenshot(path=str(ARTIFACTS / "not-allowed.png"), full_page=True)
     assert (await calls.get(call_id).status()).phase is Phase.AWAITING_INPUT
 
@@ -210,6 +214,76 @@ async def test_a_person_who_is_not_allowed_is_refused_and_the_page_follows_the_c
     await expect(mallory.get_by_test_id("phase")).to_have_text("COMPLETED", timeout=WAIT_MS)
     await expect(mallory.get_by_test_id("answered-by")).to_have_text("bob")
     await mallory.context.close()
+
+
+async def test_a_reviewer_edits_a_gated_call_denies_another_and_finds_both_as_finished(
+    browser: Browser, inbox_url: str, calls: ToolCalls
+) -> None:
+    """The approval gate in a browser: read the arguments, edit them, deny; then /finished."""
+    content = 'Dear team,\nthe "release" moves to Monday.'
+    edited_id = f"note-{uuid.uuid4().hex[:8]}"
+    denied_id = f"note-{uuid.uuid4().hex[:8]}"
+    for call_id in (edited_id, denied_id):
+        handle = await calls.start(
+            Request(
+                name="write_note",
+                arguments=json.dumps({"path": "team/announce.txt", "content": content}),
+            ),
+            call_id=call_id,
+        )
+        await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    page = await _signed_in(browser, inbox_url, "alice")
+    row = page.locator(f'tr[data-call-id="{edited_id}"]')
+    await expect(row).to_contain_text("Approve this call of write_note?", timeout=WAIT_MS)
+    await page.screenshot(path=str(ARTIFACTS / "list-gate.png"))
+    await row.get_by_role("link").first.click()
+
+    # The exact arguments, the content as the text it is (line break and quotes, no escapes).
+    shown = page.get_by_test_id("approval-arguments")
+    await expect(shown).to_contain_text("team/announce.txt")
+    assert content in await shown.inner_text()
+    await expect(page.get_by_test_id("started-by")).not_to_be_empty()
+    await page.get_by_text("Edit the arguments, then run").click()
+    editor = page.get_by_label("Arguments (JSON)")
+    assert json.loads(await editor.input_value()) == {
+        "path": "team/announce.txt",
+        "content": content,
+    }
+    await page.screenshot(path=str(ARTIFACTS / "approval-gate.png"), full_page=True)
+    await editor.fill(json.dumps({"path": "team/announce.txt", "content": "Moved to Monday."}))
+    await page.get_by_role("button", name="Run with these arguments").click()
+    await expect(page.get_by_test_id("accepted")).to_be_visible()
+    await expect(page.get_by_test_id("phase")).to_have_text("COMPLETED", timeout=WAIT_MS)
+    trail = page.get_by_test_id("trail")
+    await expect(trail).to_contain_text("round 1 answered by alice via update")
+    await expect(trail).to_contain_text("ended COMPLETED after 2 round(s)")
+    await page.screenshot(path=str(ARTIFACTS / "call-trail.png"), full_page=True)
+    assert (await calls.get(edited_id).result()).output.text() == (
+        "wrote 16 characters to team/announce.txt"
+    )
+
+    await page.goto(f"{inbox_url}/calls/{denied_id}")
+    await page.get_by_role("button", name="Deny").click()  # no reason yet: nothing is sent
+    await expect(page.get_by_test_id("refusal")).to_contain_text("some values need fixing")
+    await page.get_by_label("Reason (the model reads it)").fill("wait for the board's decision")
+    await page.get_by_role("button", name="Deny").click()
+    await expect(page.get_by_test_id("phase")).to_have_text("REJECTED", timeout=WAIT_MS)
+    outcome = await calls.get(denied_id).result()
+    assert "wait for the board's decision" in (outcome.output.text() or "")
+
+    await page.goto(f"{inbox_url}/")
+    await page.get_by_test_id("finished-link").click()
+    for call_id, phase in ((edited_id, "COMPLETED"), (denied_id, "REJECTED")):
+        finished = page.locator(f'tr[data-call-id="{call_id}"]')
+        for _ in range(50):  # visibility lists a closed call a moment after it closed
+            if await finished.count():
+                break
+            await page.wait_for_timeout(200)
+            await page.reload()
+        await expect(finished.get_by_test_id("finished-phase")).to_have_text(phase)
+        await expect(finished.get_by_test_id("finished-answered-by")).to_have_text("alice")
+    await page.screenshot(path=str(ARTIFACTS / "finished.png"), full_page=True)
+    await page.context.close()
 
 
 async def test_without_a_token_the_browser_gets_the_sign_in_page(

@@ -1,0 +1,103 @@
+"""A call's audit trail as the rows of its page: started, asked, answered, refused, ended.
+
+The trail is :meth:`workflows.ToolCallHandle.history`, read from the call's Temporal event
+history, so it is the same record ``scope-tool history`` prints and it is there for finished
+calls with no worker running. This module only orders and words it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from scope_tool_inbox.display import DisplayField, display_fields
+from workflows import read_approval, read_prompt
+from workflows.history import CallHistory
+
+__all__ = ["TrailEntry", "trail_entries"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrailEntry:
+    """One row of the trail.
+
+    Attributes:
+        at: When it happened (the server's event time).
+        event: ``started``, ``asked``, ``answered``, ``refused`` or ``ended``.
+        summary: One line a person reads.
+        who: Who did it: the answerer's name, or the Temporal client identity that started
+            the call or sent the answer ("" when not recorded).
+        fields: The value involved (arguments, answer), member by member.
+    """
+
+    at: datetime
+    event: str
+    summary: str
+    who: str = ""
+    fields: tuple[DisplayField, ...] = ()
+
+
+def trail_entries(history: CallHistory) -> tuple[TrailEntry, ...]:
+    """Every recorded step of the call, oldest first."""
+    entries = [
+        TrailEntry(
+            at=history.started_at,
+            event="started",
+            summary=f"call of {history.tool} started",
+            who=history.started_by,
+            fields=display_fields(history.arguments),
+        )
+    ]
+    for question in history.questions:
+        approval = read_approval(question.prompt, question.response_schema)
+        asked = approval.question if approval else read_prompt(question.prompt).one_line()
+        entries.append(
+            TrailEntry(
+                at=question.asked_at,
+                event="asked",
+                summary=f"round {question.round} asked: {_short(asked)}",
+            )
+        )
+    for answer in history.answers:
+        by = answer.answered_by or "(not recorded)"
+        note = " (a repeat, taken without effect)" if answer.duplicate else ""
+        entries.append(
+            TrailEntry(
+                at=answer.answered_at,
+                event="answered",
+                summary=f"round {answer.round} answered by {by} via {answer.via.value}{note}",
+                who=_who(answer.answered_by, answer.client_identity),
+                fields=display_fields(answer.response),
+            )
+        )
+    for refusal in history.refusals:
+        entries.append(
+            TrailEntry(
+                at=refusal.refused_at,
+                event="refused",
+                summary=f"answer refused ({refusal.reason}): {_short(refusal.message)}",
+                who=_who(refusal.answered_by, refusal.client_identity),
+                fields=display_fields(refusal.response),
+            )
+        )
+    if history.ended_at is not None:
+        outcome = history.outcome
+        summary = (
+            f"ended {outcome.phase.value} after {outcome.rounds} round(s)"
+            if outcome is not None
+            else f"ended without an outcome ({history.execution_status})"
+        )
+        entries.append(TrailEntry(at=history.ended_at, event="ended", summary=summary))
+    entries.sort(key=lambda entry: entry.at)
+    return tuple(entries)
+
+
+def _who(claimed: str | None, client_identity: str) -> str:
+    if claimed and client_identity:
+        return f"{claimed} (from {client_identity})"
+    return claimed or client_identity
+
+
+def _short(text: str, limit: int = 160) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -25,7 +25,9 @@ def json_value(raw: bytes | None) -> Any:
         return None
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
+        # Not JSON, or nested deeper than Python's parser goes (I-JSON allows 10,000 levels):
+        # shown as the text it is rather than failing the status or page that shows it.
         return raw.decode("utf-8", "replace")
 
 

@@ -434,5 +434,5 @@ def _json_value(raw: bytes) -> Any:
     """Raw JSON text as a value; text that is not JSON is kept as a string."""
     try:
         return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, or deeper than Python's parser goes
         return raw.decode("utf-8", "replace")

@@ -46,8 +46,15 @@ async def test_two_workers_with_different_tools_on_one_task_queue(
     async with build_worker(other_client, OTHER, task_queue=task_queue):
         async with build_worker(temporal_client, REGISTRY, task_queue=task_queue):
             await _run_both_tools_and_list(calls)
-        # The stopped worker withdrew its catalog on the way out; the other's stays.
-        assert [tool.name for tool in await calls.tools()] == ["greet"]
+        # The stopped worker withdrew its catalog on the way out; the other's stays. The
+        # catalog is eventually consistent (a signal to the catalog workflow), so wait for it.
+        listed: list[str] = []
+        for _ in range(150):
+            listed = [tool.name for tool in await calls.tools()]
+            if listed == ["greet"]:
+                break
+            await asyncio.sleep(0.2)
+        assert listed == ["greet"]
 
 
 async def _run_both_tools_and_list(calls: ToolCalls) -> None:

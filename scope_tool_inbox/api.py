@@ -97,7 +97,7 @@ class InboxApi:
                 return _api_error(message, "too_large", 413)
         try:
             body = json.loads(raw)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             return _api_error(f"the body is not JSON ({error})", "bad_request", 400)
         if not isinstance(body, dict) or "response" not in body:
             return _api_error(

@@ -66,7 +66,7 @@ def answer_from_approval(approval: ApprovalQuestion, values: FormValues) -> obje
     text = _first(values, EDIT_ARGUMENTS_KEY)
     try:
         arguments = json.loads(text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise AnswerFormError(
             [
                 FieldProblem(

@@ -122,7 +122,7 @@ def _parse_json(text: str, *, name: str, label: str) -> object:
         raise AnswerFormError([FieldProblem(name=name, label=label, message="write a JSON value")])
     try:
         return json.loads(text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise AnswerFormError(
             [FieldProblem(name=name, label=label, message=f"not valid JSON ({error})")]
         ) from None

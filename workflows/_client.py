@@ -42,6 +42,7 @@ from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from scope_tool import MAX_INPUT_BYTES, Request, check_ijson
 from workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
+from workflows._busy import retry_while_busy
 from workflows._closed import closed_outcome, closed_phase, phase_clause, summary_phase
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
 from workflows._first_stop import start_at_first_stop, start_search_attributes
@@ -640,13 +641,17 @@ class ToolCallHandle:
         update_id = None
         if request_id is not None:
             update_id = f"answer:{request_id}:{hashlib.sha256(raw).hexdigest()[:32]}"
-        try:
-            receipt: AnswerReceipt = await self._handle.execute_update(
-                ANSWER,
-                AnswerInput(response=raw, request_id=request_id, answered_by=answered_by),
-                id=update_id,
-                result_type=AnswerReceipt,
+        answer = AnswerInput(response=raw, request_id=request_id, answered_by=answered_by)
+
+        async def send() -> AnswerReceipt:
+            return await self._handle.execute_update(
+                ANSWER, answer, id=update_id, result_type=AnswerReceipt
             )
+
+        try:
+            # Many answers at once meet Temporal's in-flight update limit; they wait their turn
+            # and then get their own verdict (most often "that question was answered").
+            receipt = await retry_while_busy(send)
         except WorkflowUpdateFailedError as err:
             cause = err.cause
             if isinstance(cause, ApplicationError) and cause.type == "AnswerRejected":
@@ -717,6 +722,7 @@ class ToolCallHandle:
             "already completed" in err.message
             or "closed" in err.message
             or "aborted by closing workflow" in err.message  # an answer that lost the race
+            or "workflow is closing" in err.message  # RESOURCE_EXHAUSTED while it finishes
         )
         if err.status == RPCStatusCode.NOT_FOUND and not finished:
             return CallNotFoundError(self._call_id)

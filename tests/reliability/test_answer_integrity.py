@@ -10,16 +10,29 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from pathlib import Path
 
 import pytest
+from helpers.servers import DedicatedDevServer
+from temporalio.client import Client
 
 from scope_tool import Request
-from workflows import AnswerReceipt, AnswerRejectedError, Phase, ToolCallHandle, ToolCalls
+from workflows import (
+    DATA_CONVERTER,
+    AnswerReceipt,
+    AnswerRejectedError,
+    Phase,
+    ToolCallHandle,
+    ToolCalls,
+)
 
 from ._ledger import SideEffectLedger
+from ._processes import WorkerProcess
 from ._refusals import workflow_task_failures
 
 CONCURRENT_ANSWERS = 64
+IN_FLIGHT_ANSWERS = 24
+"""More than the server's default ``history.maxInFlightUpdates`` (10)."""
 
 
 async def _waiting_call(calls: ToolCalls, prefix: str, *, rounds: int = 1) -> ToolCallHandle:
@@ -149,6 +162,60 @@ async def test_concurrent_answers_exactly_one_wins(
     assert len(status.answers) == 1
     assert shared_ledger.effect_counts()[handle.call_id] == 1
     assert await workflow_task_failures(reliability_calls.client, [handle.call_id]) == ()
+
+
+async def test_answers_past_the_servers_in_flight_limit_each_get_a_verdict(
+    reliability_server: DedicatedDevServer, reliability_dir: Path
+) -> None:
+    """Temporal admits 10 updates per workflow at once and turns the rest away busy. With the
+    worker down, every answer piles up; once a worker is back each one gets its verdict."""
+    ledger = SideEffectLedger(reliability_dir / f"in-flight-{uuid.uuid4().hex[:8]}.db")
+    task_queue = f"in-flight-{uuid.uuid4().hex[:8]}"
+
+    def worker(name: str) -> WorkerProcess:
+        return WorkerProcess(
+            address=reliability_server.address,
+            task_queue=task_queue,
+            ledger_file=ledger.path,
+            log_file=reliability_dir / f"{task_queue}-{name}.log",
+        )
+
+    first, second = worker("first"), worker("second")
+    try:
+        first.start()
+        await asyncio.to_thread(first.wait_ready, timeout=60.0)
+        client = await Client.connect(reliability_server.address, data_converter=DATA_CONVERTER)
+        calls = ToolCalls(client, task_queue=task_queue)
+        handle = await _waiting_call(calls, "in-flight")
+        first.kill()  # SIGKILL: nothing answers the updates until the second worker polls
+
+        base = json.dumps(_approval(handle.call_id)).encode()
+        sent = [
+            asyncio.create_task(
+                handle.answer(base + b" " * index, request_id=f"{handle.call_id}/r1")
+            )
+            for index in range(IN_FLIGHT_ANSWERS)
+        ]
+        await asyncio.sleep(1.0)  # the first 10 are admitted, the rest are turned away busy
+        second.start()
+        await asyncio.to_thread(second.wait_ready, timeout=60.0)
+        results = await asyncio.gather(*sent, return_exceptions=True)
+
+        winners = [result for result in results if isinstance(result, AnswerReceipt)]
+        refusals = [result for result in results if isinstance(result, AnswerRejectedError)]
+        assert [r for r in results if r not in winners and r not in refusals] == []
+        assert len(winners) == 1
+        assert {refusal.reason for refusal in refusals} <= {
+            "stale_request",
+            "not_waiting",
+            "finished",
+        }
+        outcome = await asyncio.wait_for(handle.result(), 60)
+        assert outcome.phase is Phase.COMPLETED, outcome
+        assert (await asyncio.to_thread(ledger.effect_counts))[handle.call_id] == 1
+    finally:
+        first.stop()
+        second.stop()
 
 
 @pytest.mark.parametrize("levels", [500, 5_000, 10_000])

@@ -644,9 +644,10 @@ class ToolCallHandle:
         answer = AnswerInput(response=raw, request_id=request_id, answered_by=answered_by)
 
         async def send() -> AnswerReceipt:
-            return await self._handle.execute_update(
+            receipt: AnswerReceipt = await self._handle.execute_update(
                 ANSWER, answer, id=update_id, result_type=AnswerReceipt
             )
+            return receipt
 
         try:
             # Many answers at once meet Temporal's in-flight update limit; they wait their turn

@@ -32,6 +32,7 @@ from scope_tool import (
     Output,
     Registry,
     Request,
+    acting_for,
     classify_failure,
 )
 from scope_tool.errors import ToolError
@@ -119,7 +120,9 @@ class ToolActivities:
         except (ToolError, ValueError) as exc:
             return RoundInvalid(message=str(exc), output=Output.text_output(f"error: {exc}"))
         try:
-            result = await binding.call(invocation)
+            # The call's principal reaches every Guard's Authorizer in this round.
+            with acting_for(round_input.principal):
+                result = await binding.call(invocation)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

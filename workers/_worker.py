@@ -17,6 +17,7 @@ from scope_tool import Registry
 from workers._activities import ToolActivities
 from workers._notify import notify
 from workflows import ToolCallWorkflow, with_scope_tool_converter
+from workflows.identity import identity_secret_from_environment, install_identity_secret
 from workflows.settings import DEFAULT_TASK_QUEUE
 
 __all__ = ["build_worker", "load_registry", "run_worker", "workflow_runner"]
@@ -54,12 +55,22 @@ def build_worker(
         graceful_shutdown: how long a stopping worker lets the tools already running finish
             before cancelling them. Temporal's default is zero, which would turn every deploy
             into "outcome unknown" for the calls inside a tool that is not retry-safe.
+
+    ``SCOPE_TOOL_IDENTITY_SECRET``, when set, is installed as the secret this process's
+    workflows verify identity tokens with (``workflows.identity``); unset, an installed one
+    is kept.
+
+    Raises:
+        IdentityError: ``SCOPE_TOOL_IDENTITY_SECRET`` is set but shorter than 16 bytes.
     """
     if not task_queue:
         raise ValueError("task_queue must be a non-empty string")
     unknown = sorted(name for name in retry_safe if registry.resolve(name) is None)
     if unknown:
         raise ValueError(f"retry_safe names tools the registry does not hold: {', '.join(unknown)}")
+    secret = identity_secret_from_environment()
+    if secret is not None:
+        install_identity_secret(secret)
     activities = ToolActivities(registry, retry_safe=retry_safe)
     return Worker(
         with_scope_tool_converter(client),

@@ -17,6 +17,7 @@ from scope_tool._schema import SchemaValidationError
 from scope_tool.errors import ToolError
 from workflows._status import AnswerRecord, PendingInput, Phase
 from workflows.errors import RefusalDetail, RefusalReason
+from workflows.identity import IdentityError, verify_token
 from workflows.wire import AnswerInput
 
 __all__ = ["Accepted", "Refused", "check_answer"]
@@ -24,10 +25,16 @@ __all__ = ["Accepted", "Refused", "check_answer"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Accepted:
-    """The answer is taken (or is an exact repeat of one already taken)."""
+    """The answer is taken (or is an exact repeat of one already taken).
+
+    ``answered_by`` is who answered: the verified token subject when a token came with it
+    (then ``verified``), else the claimed name.
+    """
 
     request_id: str
     duplicate: bool = False
+    answered_by: str | None = None
+    verified: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,8 +55,16 @@ def check_answer(
     pending_request: InputRequest | None,
     answered: Mapping[str, AnswerRecord],
     allowed_answerers: Sequence[str],
+    require_verified: bool = False,
+    identity_secret: bytes | None = None,
+    now: float = 0.0,
 ) -> Accepted | Refused:
-    """Decide one answer against the call's committed state (see the module docstring)."""
+    """Decide one answer against the call's committed state (see the module docstring).
+
+    An identity token, when given (and required when ``require_verified``), is verified with
+    ``identity_secret`` at ``now`` (``workflow.now()`` in the workflow), so the verdict stays a
+    pure function of its inputs (see :mod:`workflows.identity` for the trust model).
+    """
     request_id = answer.request_id
     waiting_on = pending.request_id if pending is not None else None
 
@@ -73,7 +88,12 @@ def check_answer(
     if request_id is not None and request_id in answered:
         previous = answered[request_id]
         if previous.response == answer.response:
-            return Accepted(request_id=request_id, duplicate=True)
+            return Accepted(
+                request_id=request_id,
+                duplicate=True,
+                answered_by=previous.answered_by,
+                verified=previous.verified,
+            )
         return refuse(
             RefusalReason.STALE_REQUEST,
             f"request {request_id!r} was already answered"
@@ -101,10 +121,30 @@ def check_answer(
             f"request {request_id!r} is not the pending one;"
             f" call {call_id!r} now waits on {pending.request_id!r}",
         )
-    if allowed_answerers and answer.answered_by not in allowed_answerers:
+    answered_by, verified = answer.answered_by, False
+    if answer.identity_token is not None:
+        try:
+            identity = verify_token(answer.identity_token, secret=identity_secret, now=now)
+        except IdentityError as exc:
+            reason = RefusalReason(exc.reason)
+            return refuse(reason, f"call {call_id!r} refused the answer's identity: {exc}")
+        if answered_by is not None and answered_by != identity.name:
+            return refuse(
+                RefusalReason.NOT_VERIFIED,
+                f"the answer claims to be by {answered_by!r} but its identity token is"
+                f" {identity.name!r}'s",
+            )
+        answered_by, verified = identity.name, True
+    elif require_verified:
+        return refuse(
+            RefusalReason.NOT_VERIFIED,
+            f"call {call_id!r} requires a verified identity: answer with an identity token"
+            " (the inbox adds one; an operator gets one from `scope-tool token issue`)",
+        )
+    if allowed_answerers and answered_by not in allowed_answerers:
         return refuse(
             RefusalReason.NOT_ALLOWED,
-            f"{answer.answered_by!r} may not answer call {call_id!r};"
+            f"{answered_by!r} may not answer call {call_id!r};"
             f" allowed: {', '.join(allowed_answerers)}",
             allowed=tuple(allowed_answerers),
         )
@@ -135,4 +175,4 @@ def check_answer(
                 schema_path=cause.path,
             )
         return refuse(RefusalReason.SCHEMA, message, problem=str(exc))
-    return Accepted(request_id=pending.request_id)
+    return Accepted(request_id=pending.request_id, answered_by=answered_by, verified=verified)

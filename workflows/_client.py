@@ -33,7 +33,7 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
-from scope_tool import MAX_INPUT_BYTES, Request, check_ijson
+from scope_tool import MAX_INPUT_BYTES, Principal, Request, check_ijson, current_principal
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
 from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import (
@@ -46,6 +46,7 @@ from workflows.errors import (
     ToolCallsError,
 )
 from workflows.history import CallHistory, fetch_call_history
+from workflows.identity import token_subject
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from workflows.tracing import client_tracing_interceptors
 from workflows.wire import (
@@ -132,6 +133,8 @@ class ToolCalls:
         answer_timeout: timedelta | None = None,
         allowed_answerers: Sequence[str] = (),
         notify_url: str | None = None,
+        principal: Principal | None = None,
+        require_verified: bool = False,
     ) -> ToolCallHandle:
         """Start the call ``call_id`` for ``request``, or attach to the call with that id.
 
@@ -142,6 +145,11 @@ class ToolCalls:
             answer_timeout: how long each question may wait for an answer (then EXPIRED).
             allowed_answerers: identities allowed to answer (``answered_by``); empty = anyone.
             notify_url: an ``http(s)://`` URL POSTed when the call waits and when it ends.
+            principal: who the agent acts for; recorded with the call and given to the tool's
+                ``Authorizer`` in every round. ``None`` takes :func:`scope_tool.current_principal`
+                (the ``acting_for`` block around this call), which may be ``None`` too.
+            require_verified: answers must carry a valid identity token
+                (:mod:`workflows.identity`); the token's subject is who answered.
 
         Raises:
             ValueError: an argument is malformed (nothing was started).
@@ -173,6 +181,14 @@ class ToolCalls:
             )
         if notify_url is not None and not notify_url.startswith(("http://", "https://")):
             raise ValueError(f"notify_url must be an http:// or https:// URL, got {notify_url!r}")
+        if principal is None:
+            principal = current_principal()
+        elif not isinstance(principal, Principal):
+            raise ValueError(
+                f"principal must be a scope_tool.Principal, not {type(principal).__name__}"
+            )
+        if not isinstance(require_verified, bool):
+            raise ValueError(f"require_verified must be a bool, got {require_verified!r}")
         call = ToolCallInput(
             call_id=call_id,
             tool=request.name,
@@ -182,6 +198,8 @@ class ToolCalls:
             notify_url=notify_url,
             notify_initial_interval_seconds=self._notify_initial_interval.total_seconds(),
             heartbeat_timeout_seconds=self._heartbeat_timeout.total_seconds(),
+            principal=principal,
+            require_verified=require_verified,
         )
         try:
             handle = await self._client.start_workflow(
@@ -355,6 +373,7 @@ class ToolCallHandle:
         *,
         request_id: str | None = None,
         answered_by: str | None = None,
+        identity_token: str | None = None,
     ) -> AnswerReceipt:
         """Answer the pending question and return once the call has accepted it.
 
@@ -369,6 +388,9 @@ class ToolCallHandle:
                 holding JSON text (so the string answer "yes" is ``'"yes"'``).
             request_id: the question answered; ``None`` means the one pending now.
             answered_by: who answers (checked against the call's ``allowed_answerers``).
+            identity_token: a signed token (:mod:`workflows.identity`) the workflow verifies;
+                its subject, not ``answered_by``, is then who answered (``answered_by``
+                defaults to it). Required by calls started with ``require_verified``.
 
         Raises:
             AnswerRejectedError: refused (``.reason`` says why, ``.detail`` the facts); the
@@ -396,19 +418,29 @@ class ToolCallHandle:
                 f"answered_by must be UTF-8 text of at most {_MAX_NAME_BYTES} bytes,"
                 f" got {answered_by[:80]!r}"
             )
+        if identity_token is not None:
+            if not isinstance(identity_token, str) or not _is_short_text(identity_token):
+                raise AnswerRejectedError(
+                    f"the identity token is not a token (text of at most {_MAX_NAME_BYTES} bytes)",
+                    reason=RefusalReason.NOT_VERIFIED,
+                    call_id=self._call_id,
+                )
+            if answered_by is None:
+                answered_by = token_subject(identity_token)
+        identity = (answered_by, identity_token)
         if request_id is not None:
-            return await self._send_answer(raw, request_id, answered_by)
+            return await self._send_answer(raw, request_id, identity)
         remembered = self._pending_seen
         if remembered is None:
-            return await self._send_answer(raw, await self._pending_now(), answered_by)
+            return await self._send_answer(raw, await self._pending_now(), identity)
         try:
-            return await self._send_answer(raw, remembered, answered_by)
+            return await self._send_answer(raw, remembered, identity)
         except AnswerRejectedError as refusal:
             if refusal.reason is not RefusalReason.STALE_REQUEST:
                 raise
         # The question remembered from the last status was answered or replaced meanwhile:
         # "the one pending now" is another one, so read it and answer that.
-        return await self._send_answer(raw, await self._pending_now(), answered_by)
+        return await self._send_answer(raw, await self._pending_now(), identity)
 
     async def _pending_now(self) -> str | None:
         """The pending request id; ``None`` (the workflow then decides) when not readable.
@@ -436,15 +468,21 @@ class ToolCallHandle:
         return status.pending.request_id if status.pending is not None else None
 
     async def _send_answer(
-        self, raw: bytes, request_id: str | None, answered_by: str | None
+        self, raw: bytes, request_id: str | None, identity: tuple[str | None, str | None]
     ) -> AnswerReceipt:
+        answered_by, identity_token = identity
         update_id = None
         if request_id is not None:
             update_id = f"answer:{request_id}:{hashlib.sha256(raw).hexdigest()[:32]}"
         try:
             receipt: AnswerReceipt = await self._handle.execute_update(
                 ANSWER,
-                AnswerInput(response=raw, request_id=request_id, answered_by=answered_by),
+                AnswerInput(
+                    response=raw,
+                    request_id=request_id,
+                    answered_by=answered_by,
+                    identity_token=identity_token,
+                ),
                 id=update_id,
                 result_type=AnswerReceipt,
             )
@@ -459,7 +497,12 @@ class ToolCallHandle:
         return receipt
 
     async def signal_answer(
-        self, response: Any, *, request_id: str | None = None, answered_by: str | None = None
+        self,
+        response: Any,
+        *,
+        request_id: str | None = None,
+        answered_by: str | None = None,
+        identity_token: str | None = None,
     ) -> None:
         """Send an answer without waiting for its verdict (signal ``answer``).
 
@@ -472,8 +515,16 @@ class ToolCallHandle:
             else encode_answer(response, call_id=self._call_id)
         )
         try:
+            if identity_token is not None and answered_by is None:
+                answered_by = token_subject(identity_token)
             await self._handle.signal(
-                ANSWER, AnswerInput(response=raw, request_id=request_id, answered_by=answered_by)
+                ANSWER,
+                AnswerInput(
+                    response=raw,
+                    request_id=request_id,
+                    answered_by=answered_by,
+                    identity_token=identity_token,
+                ),
             )
         except RPCError as err:
             raise self._translate(err) from err

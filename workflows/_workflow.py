@@ -38,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
         Phase,
         RefusedAnswer,
     )
+    from workflows.identity import installed_identity_secret
     from workflows.wire import (
         ANSWER,
         CALL_TOOL_ACTIVITY,
@@ -115,6 +116,7 @@ class ToolCallWorkflow:
                     input_request=input_request,
                     response=response,
                     contract_digest=self._contract_digest,
+                    principal=call.principal,
                 )
             )
             if isinstance(result, CallOutcome):
@@ -303,6 +305,13 @@ class ToolCallWorkflow:
             pending_request=self._pending_request,
             answered=self._answers,
             allowed_answerers=self._call.allowed_answerers,
+            require_verified=self._call.require_verified,
+            # Installed by the worker from its environment, never from history (trust model:
+            # workflows.identity); absent, a token is refused not_verified.
+            identity_secret=installed_identity_secret()
+            if answer.identity_token is not None
+            else None,
+            now=workflow.now().timestamp(),
         )
 
     def _accept(self, answer: AnswerInput) -> AnswerReceipt | Refused:
@@ -319,8 +328,9 @@ class ToolCallWorkflow:
             request_id=verdict.request_id,
             round=self._round,
             response=answer.response,
-            answered_by=answer.answered_by,
+            answered_by=verdict.answered_by,
             answered_at=workflow.now(),
+            verified=verdict.verified,
         )
         self._answers[record.request_id] = record
         self._answer = record
@@ -374,6 +384,8 @@ class ToolCallWorkflow:
             refused=tuple(self._refused),
             notify_errors=tuple(self._notify_errors),
             allowed_answerers=tuple(self._call.allowed_answerers),
+            principal=self._call.principal,
+            require_verified=self._call.require_verified,
         )
 
 

@@ -49,12 +49,17 @@ class RefusalReason(StrEnum):
     """The answer is not one I-JSON document."""
     NOT_ALLOWED = "not_allowed"
     """``answered_by`` is not among the call's allowed answerers."""
+    NOT_VERIFIED = "not_verified"
+    """The call requires a verified identity and the answer's token is missing, forged or
+    unverifiable (or names someone other than ``answered_by``)."""
     NOT_WAITING = "not_waiting"
     """The call is running, not waiting for input."""
     SCHEMA = "schema"
     """The answer does not satisfy the pending question's response schema."""
     STALE_REQUEST = "stale_request"
     """The request id names another question (answered, replaced, or of another call)."""
+    TOKEN_EXPIRED = "token_expired"
+    """The answer's identity token is genuine but past its expiry."""
     TOO_LARGE = "too_large"
     """The answer is longer than ``MAX_INPUT_BYTES``."""
 

@@ -14,8 +14,13 @@ What history can and cannot show:
 * an answer sent by **signal** is always recorded; whether the workflow took it is decided
   here by the same pure function the workflow ran (:func:`check_answer`) over the same state
   rebuilt from the same events, so the verdict is the one the workflow reached.
-* ``answered_by`` is what the answerer claimed; ``client_identity`` is the Temporal client
-  identity that sent it (process and host), recorded by the server.
+* ``answered_by`` is what the answerer claimed, unless the answer carried an identity token
+  the workflow verified (``verified``): then it is the token's subject (an accepted update
+  proves the check passed; a signal's token is checked again here with
+  ``SCOPE_TOOL_IDENTITY_SECRET`` from this process's environment, so reading the history of
+  signalled, token-carrying answers needs the secret). ``client_identity`` is the Temporal
+  client identity that sent it (process and host), recorded by the server.
+* ``principal`` is who the agent acted for, as the call was started.
 """
 
 from __future__ import annotations
@@ -34,10 +39,11 @@ from temporalio.client import WorkflowHandle
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode
 
-from scope_tool import InputRequest
+from scope_tool import InputRequest, Principal
 from workflows._answer_check import Accepted, check_answer
-from workflows._status import AnswerRecord, CallOutcome, PendingInput, Phase
+from workflows._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
 from workflows.errors import CallNotFoundError, ToolCallsError
+from workflows.identity import IdentityError, identity_secret_from_environment, token_subject
 from workflows.wire import (
     ANSWER,
     CALL_TOOL_ACTIVITY,
@@ -90,6 +96,7 @@ class HistoryAnswer:
     answered_at: datetime
     via: AnswerVia
     duplicate: bool = False
+    verified: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,6 +127,8 @@ class CallHistory:
     started_at: datetime
     started_by: str
     allowed_answerers: tuple[str, ...] = ()
+    principal: Principal | None = None
+    require_verified: bool = False
     questions: tuple[HistoryQuestion, ...] = ()
     answers: tuple[HistoryAnswer, ...] = ()
     refusals: tuple[HistoryRefusal, ...] = ()
@@ -137,6 +146,8 @@ class CallHistory:
             "started_at": _iso(self.started_at),
             "started_by": self.started_by,
             "allowed_answerers": list(self.allowed_answerers),
+            "principal": principal_json(self.principal),
+            "require_verified": self.require_verified,
             "questions": [
                 {
                     "request_id": each.request_id,
@@ -153,6 +164,7 @@ class CallHistory:
                     "round": each.round,
                     "response": _json_value(each.response),
                     "answered_by": each.answered_by,
+                    "verified": each.verified,
                     "client_identity": each.client_identity,
                     "answered_at": _iso(each.answered_at),
                     "via": each.via.value,
@@ -310,8 +322,17 @@ class _Walk:
             if sent is not None and update_done.outcome.HasField("success"):
                 receipt = await self._one(update_done.outcome.success, AnswerReceipt)
                 answer, identity = sent
+                # An accepted update passed the workflow's token check: its subject answered.
+                token = answer.identity_token
+                who = (token_subject(token), True) if token else (answer.answered_by, False)
                 self._take(
-                    answer, receipt.request_id, receipt.duplicate, identity, at, AnswerVia.UPDATE
+                    answer,
+                    receipt.request_id,
+                    receipt.duplicate,
+                    identity,
+                    at,
+                    AnswerVia.UPDATE,
+                    who=who,
                 )
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
             finished = event.workflow_execution_completed_event_attributes
@@ -330,10 +351,19 @@ class _Walk:
             pending_request=self.pending_request,
             answered=self.answered,
             allowed_answerers=self.call.allowed_answerers,
+            require_verified=self.call.require_verified,
+            identity_secret=_reader_secret() if answer.identity_token is not None else None,
+            now=at.timestamp(),
         )
         if isinstance(verdict, Accepted):
             self._take(
-                answer, verdict.request_id, verdict.duplicate, identity, at, AnswerVia.SIGNAL
+                answer,
+                verdict.request_id,
+                verdict.duplicate,
+                identity,
+                at,
+                AnswerVia.SIGNAL,
+                who=(verdict.answered_by, verdict.verified),
             )
             return
         self.refusals.append(
@@ -356,15 +386,19 @@ class _Walk:
         identity: str,
         at: datetime,
         via: AnswerVia,
+        *,
+        who: tuple[str | None, bool],
     ) -> None:
+        answered_by, verified = who
         round_number = self.answered[request_id].round if duplicate else self.round
         if not duplicate:
             self.answered[request_id] = AnswerRecord(
                 request_id=request_id,
                 round=round_number,
                 response=answer.response,
-                answered_by=answer.answered_by,
+                answered_by=answered_by,
                 answered_at=at,
+                verified=verified,
             )
             self.pending = self.pending_request = None
             self.phase = Phase.RUNNING
@@ -373,11 +407,12 @@ class _Walk:
                 request_id=request_id,
                 round=round_number,
                 response=answer.response,
-                answered_by=answer.answered_by,
+                answered_by=answered_by,
                 client_identity=identity,
                 answered_at=at,
                 via=via,
                 duplicate=duplicate,
+                verified=verified,
             )
         )
 
@@ -401,6 +436,8 @@ class _Walk:
             started_at=self.started_at,
             started_by=self.started_by,
             allowed_answerers=tuple(self.call.allowed_answerers),
+            principal=self.call.principal,
+            require_verified=self.call.require_verified,
             questions=tuple(self.questions),
             answers=tuple(self.answers),
             refusals=tuple(self.refusals),
@@ -419,6 +456,13 @@ _ENDINGS = {
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED: "CANCELED",
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW: "CONTINUED_AS_NEW",
 }
+
+
+def _reader_secret() -> bytes | None:
+    try:
+        return identity_secret_from_environment()
+    except IdentityError:
+        return None
 
 
 def _iso(moment: datetime) -> str:

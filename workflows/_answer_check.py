@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from scope_tool import MAX_INPUT_BYTES, InputRequest, check_ijson
 from scope_tool._schema import SchemaValidationError
 from scope_tool.errors import ToolError
 from workflows._status import AnswerRecord, PendingInput, Phase
 from workflows.errors import RefusalDetail, RefusalReason
-from workflows.identity import IdentityError, verify_token
+from workflows.identity import IdentityError, token_subject, verify_token
 from workflows.wire import AnswerInput
 
 __all__ = ["Accepted", "Refused", "check_answer"]
@@ -58,12 +59,16 @@ def check_answer(
     require_verified: bool = False,
     identity_secret: bytes | None = None,
     now: float = 0.0,
+    token_mode: Literal["verify", "validated", "refuse"] = "verify",
 ) -> Accepted | Refused:
     """Decide one answer against the call's committed state (see the module docstring).
 
-    An identity token, when given (and required when ``require_verified``), is verified with
-    ``identity_secret`` at ``now`` (``workflow.now()`` in the workflow), so the verdict stays a
-    pure function of its inputs (see :mod:`workflows.identity` for the trust model).
+    An identity token, when given (and required when ``require_verified``), is checked as
+    ``token_mode`` says: ``"verify"`` (the update validator) verifies it with
+    ``identity_secret`` at ``now`` (``workflow.now()``), a pure function of its inputs;
+    ``"validated"`` (the update handler, which runs only after the validator accepted, and on
+    replay without it) takes its subject; ``"refuse"`` (signals, which have no validator) refuses
+    any token, so replaying a history never needs the secret (see :mod:`workflows.identity`).
     """
     request_id = answer.request_id
     waiting_on = pending.request_id if pending is not None else None
@@ -122,19 +127,30 @@ def check_answer(
             f" call {call_id!r} now waits on {pending.request_id!r}",
         )
     answered_by, verified = answer.answered_by, False
-    if answer.identity_token is not None:
-        try:
-            identity = verify_token(answer.identity_token, secret=identity_secret, now=now)
-        except IdentityError as exc:
-            reason = RefusalReason(exc.reason)
-            return refuse(reason, f"call {call_id!r} refused the answer's identity: {exc}")
-        if answered_by is not None and answered_by != identity.name:
+    token = answer.identity_token
+    if token is not None and token_mode == "refuse":
+        return refuse(
+            RefusalReason.NOT_VERIFIED,
+            f"call {call_id!r} takes identity tokens by update only (the answer path of"
+            " ToolCallHandle.answer, the CLI and the inbox), not by signal",
+        )
+    if token is not None:
+        if token_mode == "validated":
+            # The update validator verified this token in this same activation; on replay
+            # validators do not run, and the accepted update in history is the proof.
+            name = token_subject(token)
+        else:
+            try:
+                name = verify_token(token, secret=identity_secret, now=now).name
+            except IdentityError as exc:
+                reason = RefusalReason(exc.reason)
+                return refuse(reason, f"call {call_id!r} refused the answer's identity: {exc}")
+        if answered_by is not None and answered_by != name:
             return refuse(
                 RefusalReason.NOT_VERIFIED,
-                f"the answer claims to be by {answered_by!r} but its identity token is"
-                f" {identity.name!r}'s",
+                f"the answer claims to be by {answered_by!r} but its identity token is {name!r}'s",
             )
-        answered_by, verified = identity.name, True
+        answered_by, verified = name, True
     elif require_verified:
         return refuse(
             RefusalReason.NOT_VERIFIED,

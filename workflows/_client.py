@@ -220,7 +220,7 @@ class ToolCalls:
                 request_eager_start=True,
             )
         except WorkflowAlreadyStartedError:
-            return await self._attach(call_id, request)
+            return await self._attach(call_id, request, principal)
         except RPCError as err:
             if err.status == RPCStatusCode.INVALID_ARGUMENT:
                 # The server refused the call's shape (a tool name too long for its search
@@ -233,14 +233,17 @@ class ToolCalls:
         response = getattr(handle, "_start_workflow_response", None)
         if response is not None and getattr(response, "started", True) is False:
             # USE_EXISTING returned the running call with this id rather than starting one.
-            return await self._attach(call_id, request)
+            return await self._attach(call_id, request, principal)
         return ToolCallHandle(handle, call_id=call_id)
 
-    async def _attach(self, call_id: str, request: Request) -> ToolCallHandle:
-        """The existing call ``call_id``, if it was started for this same request.
+    async def _attach(
+        self, call_id: str, request: Request, principal: Principal | None
+    ) -> ToolCallHandle:
+        """The existing call ``call_id``, if it was started for this same request and principal.
 
         Raises:
-            CallConflictError: the call was started with another tool or other arguments.
+            CallConflictError: the call was started with another tool, other arguments, or
+                acting for another principal (its outcome is not this caller's to read).
         """
         attached = self.get(call_id)
         first = None
@@ -256,6 +259,10 @@ class ToolCalls:
         ):
             raise CallConflictError(
                 call_id, existing_tool=existing.tool, same_tool=existing.tool == request.name
+            )
+        if existing.principal != principal:
+            raise CallConflictError(
+                call_id, existing_tool=existing.tool, same_tool=True, other_principal=True
             )
         return ToolCallHandle(attached.workflow_handle, call_id=call_id, attached=True)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import cast
+from typing import Literal, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -296,7 +296,9 @@ class ToolCallWorkflow:
 
     # --- answers ---------------------------------------------------------------------------
 
-    def _check(self, answer: AnswerInput) -> Accepted | Refused:
+    def _check(
+        self, answer: AnswerInput, *, token_mode: Literal["verify", "validated", "refuse"]
+    ) -> Accepted | Refused:
         return check_answer(
             answer,
             call_id=self._call.call_id,
@@ -308,14 +310,13 @@ class ToolCallWorkflow:
             require_verified=self._call.require_verified,
             # Installed by the worker from its environment, never from history (trust model:
             # workflows.identity); absent, a token is refused not_verified.
-            identity_secret=installed_identity_secret()
-            if answer.identity_token is not None
-            else None,
+            identity_secret=installed_identity_secret() if token_mode == "verify" else None,
             now=workflow.now().timestamp(),
+            token_mode=token_mode,
         )
 
-    def _accept(self, answer: AnswerInput) -> AnswerReceipt | Refused:
-        verdict = self._check(answer)
+    def _accept(self, answer: AnswerInput, *, via_signal: bool = False) -> AnswerReceipt | Refused:
+        verdict = self._check(answer, token_mode="refuse" if via_signal else "validated")
         if isinstance(verdict, Refused):
             return verdict
         if verdict.duplicate:
@@ -351,14 +352,14 @@ class ToolCallWorkflow:
     @answer.validator
     def validate_answer(self, answer: AnswerInput) -> None:
         """Refuse a bad answer before it reaches history (see ``check_answer``)."""
-        verdict = self._check(answer)
+        verdict = self._check(answer, token_mode="verify")
         if isinstance(verdict, Refused):
             raise _rejection(verdict)
 
     @workflow.signal(name=ANSWER)
     def answer_signal(self, answer: AnswerInput) -> None:
         """Fire-and-forget answer; a refused one is recorded in status and the call keeps waiting."""
-        result = self._accept(answer)
+        result = self._accept(answer, via_signal=True)
         if isinstance(result, Refused):
             self._refused.append(
                 RefusedAnswer(

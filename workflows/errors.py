@@ -150,14 +150,18 @@ class AnswerRejectedError(ToolCallsError, ValueError):
 
 
 class CallConflictError(ToolCallsError, ValueError):
-    """A call with this id exists for another tool or other arguments; nothing was started.
+    """A call with this id exists for another tool, arguments or principal; nothing was started.
 
     A call id names one logical call: starting it again with the same request attaches to it,
     with a different one is this error (a new call needs a new id).
     """
 
-    def __init__(self, call_id: str, *, existing_tool: str, same_tool: bool) -> None:
+    def __init__(
+        self, call_id: str, *, existing_tool: str, same_tool: bool, other_principal: bool = False
+    ) -> None:
         what = "other arguments" if same_tool else f"tool {existing_tool!r}"
+        if other_principal:
+            what = "the same request acting for another principal"
         super().__init__(
             f"call {call_id!r} already exists with {what}; it was not started again"
             " (a new call needs a new id)"

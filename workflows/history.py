@@ -15,11 +15,10 @@ What history can and cannot show:
   here by the same pure function the workflow ran (:func:`check_answer`) over the same state
   rebuilt from the same events, so the verdict is the one the workflow reached.
 * ``answered_by`` is what the answerer claimed, unless the answer carried an identity token
-  the workflow verified (``verified``): then it is the token's subject (an accepted update
-  proves the check passed; a signal's token is checked again here with
-  ``SCOPE_TOOL_IDENTITY_SECRET`` from this process's environment, so reading the history of
-  signalled, token-carrying answers needs the secret). ``client_identity`` is the Temporal
-  client identity that sent it (process and host), recorded by the server.
+  the workflow verified (``verified``): then it is the token's subject. Tokens are taken by
+  update only, whose validator verified them (an accepted update in history is the proof), so
+  reading a trail never needs the secret. ``client_identity`` is the Temporal client identity
+  that sent it (process and host), recorded by the server.
 * ``principal`` is who the agent acted for, as the call was started.
 """
 
@@ -43,7 +42,7 @@ from scope_tool import InputRequest, Principal
 from workflows._answer_check import Accepted, check_answer
 from workflows._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
 from workflows.errors import CallNotFoundError, ToolCallsError
-from workflows.identity import IdentityError, identity_secret_from_environment, token_subject
+from workflows.identity import token_subject
 from workflows.wire import (
     ANSWER,
     CALL_TOOL_ACTIVITY,
@@ -352,8 +351,7 @@ class _Walk:
             answered=self.answered,
             allowed_answerers=self.call.allowed_answerers,
             require_verified=self.call.require_verified,
-            identity_secret=_reader_secret() if answer.identity_token is not None else None,
-            now=at.timestamp(),
+            token_mode="refuse",  # as the workflow's signal handler: tokens go by update
         )
         if isinstance(verdict, Accepted):
             self._take(
@@ -456,13 +454,6 @@ _ENDINGS = {
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED: "CANCELED",
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW: "CONTINUED_AS_NEW",
 }
-
-
-def _reader_secret() -> bytes | None:
-    try:
-        return identity_secret_from_environment()
-    except IdentityError:
-        return None
 
 
 def _iso(moment: datetime) -> str:

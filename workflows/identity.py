@@ -9,13 +9,13 @@ Trust model. The secret (``SCOPE_TOOL_IDENTITY_SECRET``) is known to the token i
 operator CLI) and to the workers, never to the model or an agent. The workflow cannot read
 secrets from history (everything there is visible to whoever reads it), so the worker installs
 the secret in this module when it starts (:func:`install_identity_secret`, called by
-``workers.build_worker``) and the workflow's answer check verifies the token with it, in the
-update validator (a refused answer never reaches history) and again in the handler and the
-signal. Verification is a pure function of the token, the secret and ``workflow.now()``, so a
-replay with the same secret reaches the same verdict; like the encryption keys, the secret a
-history was written with must be present to replay it. A client that can reach Temporal but not
-the secret cannot forge an identity; one that holds a token can use it until it expires (keep
-the lifetime short).
+``workers.build_worker``) and the update validator verifies the token with it. Verification is
+a pure function of the token, the secret and ``workflow.now()``. Validators do not run on
+replay: the update handler takes the subject of a token its validator accepted (the accepted
+update in history is the proof), and signals, which have no validator, refuse tokens. So
+replaying a history never needs the secret, and rotating it never breaks running calls. A
+client that can reach Temporal but not the secret cannot forge an identity; one that holds a
+token can use it until it expires (keep the lifetime short).
 
 Token form: ``st1.<base64url(JSON claims)>.<base64url(HMAC-SHA256(secret, "st1." + claims))>``
 with claims ``{"sub": name, "iat": seconds, "exp": seconds, "iss": issuer}``.

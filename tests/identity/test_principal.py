@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 import httpx
+import pytest
 from e2e._cli import CliRun
 from e2e._cli import run_cli as _run_cli
 from helpers.waiting import wait_for_phase
@@ -23,7 +24,7 @@ from identity.tools import SEEN
 from scope_tool import Principal, Request, acting_for
 from scope_tool_agents import ModelToolCall, run_turn
 from scope_tool_inbox import AllowedHosts, InboxAuth, create_app
-from workflows import Phase, ToolCalls
+from workflows import CallConflictError, Phase, ToolCalls
 
 ALICE = Principal(user="alice@example.com", tenant="acme", roles=("deployer",))
 BOB = Principal(user="bob@example.com", tenant="acme", roles=("viewer",))
@@ -160,3 +161,17 @@ async def test_scope_tool_call_for_starts_a_call_acting_for_someone(
         "roles": ["deployer", "ops"],
     }
     await calls.get(f"cli-{tag}").cancel()
+
+
+async def test_a_call_id_acting_for_one_principal_is_not_attached_for_another(
+    calls: ToolCalls, worker: Any
+) -> None:
+    tag = f"attach-{uuid.uuid4()}"
+    first = await calls.start(_request(tag), call_id=tag, principal=ALICE)
+    again = await calls.start(_request(tag), call_id=tag, principal=ALICE)
+    assert again.attached
+    for other in (BOB, None):
+        with pytest.raises(CallConflictError, match="acting for another principal"):
+            await calls.start(_request(tag), call_id=tag, principal=other)
+    assert (await first.status()).principal == ALICE
+    await first.cancel()

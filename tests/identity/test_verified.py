@@ -88,13 +88,15 @@ async def test_bad_tokens_are_refused_with_their_reason_and_change_nothing(
     assert not_allowed.reason is RefusalReason.NOT_ALLOWED
     assert not_allowed.detail.allowed_answerers == ("alice",)
 
-    # A signal with a forged token is recorded as refused; the call keeps waiting.
-    await handle.signal_answer(True, identity_token=forged)
+    # A signal with a token (even a genuine one) is recorded as refused: tokens go by update,
+    # whose validator verifies them. The call keeps waiting.
+    await handle.signal_answer(True, identity_token=alices)
     await wait_until_async(lambda: _has_refusal(handle))
     status = await handle.status()
     assert status.phase is Phase.AWAITING_INPUT
     assert status.answers == ()
     assert [r.reason for r in status.refused] == ["not_verified"]
+    assert "by update only" in status.refused[0].message
 
     receipt = await handle.answer(True, identity_token=alices)
     assert receipt.round == 1

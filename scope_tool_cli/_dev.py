@@ -109,7 +109,10 @@ def _start_worker(
     for name in ("SCOPE_TOOL_NAMESPACE", "SCOPE_TOOL_TLS", "SCOPE_TOOL_API_KEY"):
         environment.pop(name, None)  # the embedded dev server: default namespace, plain text
     return spawn_supervised(
-        tuple(command), log_file=settings.data_dir / "worker.log", env=environment
+        tuple(command),
+        log_file=settings.data_dir / "worker.log",
+        env=environment,
+        death_signal=signal.SIGKILL,
     )
 
 

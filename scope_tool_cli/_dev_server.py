@@ -23,7 +23,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -198,16 +198,30 @@ def port_is_free(ip: str, port: int) -> bool:
     return True
 
 
-def _die_with_parent() -> None:
-    """Runs in the child between fork and exec: SIGTERM it when the supervisor dies."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+def _die_with_parent(death_signal: signal.Signals) -> Callable[[], None]:
+    """Runs in the child between fork and exec: signal it when the supervisor dies."""
+
+    def arrange() -> None:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, death_signal)
+
+    return arrange
 
 
 def spawn_supervised(
-    command: Sequence[str], *, log_file: Path, env: dict[str, str] | None = None
+    command: Sequence[str],
+    *,
+    log_file: Path,
+    env: dict[str, str] | None = None,
+    death_signal: signal.Signals = signal.SIGTERM,
 ) -> subprocess.Popen[bytes]:
-    """Start a child in its own session, output to ``log_file``, dying with its parent."""
+    """Start a child in its own session, output to ``log_file``, dying with its parent.
+
+    ``death_signal`` is what the kernel sends the child when the supervisor dies without
+    stopping it (SIGKILL of ``dev``). The server gets SIGTERM and shuts down cleanly; the worker
+    gets SIGKILL, since the server dies at the same moment and a graceful drain would only wait
+    on RPCs to a server that is gone (a drain is what the ordered Ctrl-C stop gives it).
+    """
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with log_file.open("ab") as log:
         return subprocess.Popen(
@@ -216,7 +230,7 @@ def spawn_supervised(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=_die_with_parent(death_signal),
             env=env,
         )
 

@@ -6,10 +6,11 @@ runs one as a process.
 """
 
 from workers._activities import ToolActivities
-from workers._notify import notify
+from workers._notify import Notifier, notify
 from workers._worker import build_worker, load_registry, run_worker, workflow_runner
 
 __all__ = [
+    "Notifier",
     "ToolActivities",
     "build_worker",
     "load_registry",

@@ -63,7 +63,13 @@ async def _serve(args: argparse.Namespace) -> None:
         flush=True,
     )
     await run_worker(
-        client, registry, task_queue=settings.task_queue, retry_safe=args.retry_safe, stop=stop
+        client,
+        registry,
+        task_queue=settings.task_queue,
+        retry_safe=args.retry_safe,
+        stop=stop,
+        notify_secret=settings.notify_secret,
+        notify_allowed=settings.notify_allowed,
     )
     shutdown_telemetry()
     print("worker stopped", file=sys.stderr, flush=True)

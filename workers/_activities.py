@@ -13,7 +13,16 @@ heartbeats ``{retry_safe: true}`` before the tool runs. If the worker is then
 lost, the heartbeat timeout hands these details to the workflow, which re-runs the round. A
 round lost without such details (every other tool) ends ERRORED "outcome unknown", and the tool
 never runs twice. So only retry-safe tools pay for that first heartbeat (one more RPC and server
-write per round); every round heartbeats every third of its heartbeat timeout while it runs.
+write per round); every round heartbeats while it runs, every third of its heartbeat timeout or
+every ``cancel_check_interval`` (1 s by default) if sooner, because a heartbeat's reply is how
+a running activity learns that its call was cancelled.
+
+Isolation: the tool runs on its own event loop in its own thread (``workers._isolation``), so a
+tool that blocks its loop cannot starve the heartbeats of other rounds; it is named in a warning.
+
+Cancellation: a cancelled round reports ``cancelled`` with what the tool did after the
+cancellation (a synchronous function's thread cannot be stopped and may finish its effect). A
+tool that still *completed* keeps its result: cancellation never replaces a completed outcome.
 """
 
 from __future__ import annotations
@@ -36,9 +45,11 @@ from scope_tool import (
     classify_failure,
 )
 from scope_tool.errors import ToolError
+from workers._isolation import run_isolated
 from workflows.wire import (
     CALL_TOOL_ACTIVITY,
     CallToolInput,
+    RoundCancelled,
     RoundCompleted,
     RoundErrored,
     RoundFailed,
@@ -51,6 +62,8 @@ from workflows.wire import (
 __all__ = ["ToolActivities"]
 
 _DEFAULT_HEARTBEAT_EVERY = timedelta(seconds=3)
+_DEFAULT_CANCEL_CHECK = timedelta(seconds=1)
+_DEFAULT_CANCEL_GRACE = timedelta(seconds=5)
 
 
 class ToolActivities:
@@ -60,15 +73,37 @@ class ToolActivities:
         registry: the tools this worker runs.
         retry_safe: names of tools that may run again when their worker is lost mid-round
             (idempotent tools). Every other tool runs at most once per round.
+        cancel_check_interval: longest time between heartbeats of a running round, so a
+            cancellation reaches the tool within about this long (one heartbeat RPC each).
+        cancel_grace: how long a cancelled round waits for its tool to stop before reporting.
+        blocked_warning_after: how long a tool may block its event loop before the warning.
     """
 
-    def __init__(self, registry: Registry, *, retry_safe: Collection[str] = ()) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        retry_safe: Collection[str] = (),
+        cancel_check_interval: timedelta = _DEFAULT_CANCEL_CHECK,
+        cancel_grace: timedelta = _DEFAULT_CANCEL_GRACE,
+        blocked_warning_after: timedelta = timedelta(seconds=1),
+    ) -> None:
         if not isinstance(registry, Registry):
             raise TypeError(
                 f"registry must be a scope_tool.Registry, not {type(registry).__name__}"
             )
+        for name, value in (
+            ("cancel_check_interval", cancel_check_interval),
+            ("cancel_grace", cancel_grace),
+            ("blocked_warning_after", blocked_warning_after),
+        ):
+            if value <= timedelta(0):
+                raise ValueError(f"{name} must be positive, got {value}")
         self._registry = registry
         self._retry_safe = frozenset(retry_safe)
+        self._cancel_check = cancel_check_interval
+        self._cancel_grace = cancel_grace.total_seconds()
+        self._warn_after = blocked_warning_after.total_seconds()
 
     @activity.defn(name=CALL_TOOL_ACTIVITY)
     async def call_tool(self, round_input: CallToolInput) -> RoundResult:
@@ -90,7 +125,7 @@ class ToolActivities:
             # Without these details a lost round counts as not retry-safe, which is the answer
             # for every other tool already; only a retry-safe one must say so before it runs.
             activity.heartbeat(started)
-        beating = asyncio.create_task(_heartbeat_until_cancelled(started))
+        beating = asyncio.create_task(_heartbeat_until_cancelled(started, self._cancel_check))
         try:
             return await self._run(binding, round_input, digest=digest, retry_safe=retry_safe)
         finally:
@@ -119,12 +154,32 @@ class ToolActivities:
             invocation = binding.contract.prepare(request, continuation)
         except (ToolError, ValueError) as exc:
             return RoundInvalid(message=str(exc), output=Output.text_output(f"error: {exc}"))
+        label = f"tool {_quote(round_input.tool)} (call {_quote(round_input.call_id)}, round {round_input.round})"
+        # The call's principal reaches every Guard's Authorizer in this round (the tool's
+        # thread runs in a copy of this context).
+        with acting_for(round_input.principal):
+            end = await run_isolated(
+                lambda: binding.call(invocation),
+                label=label,
+                warn_after=self._warn_after,
+                grace=self._cancel_grace,
+            )
+        if end.cancelled and not _cancel_requested():
+            # The worker is shutting down or the round timed out: the call was not cancelled,
+            # so the round is lost as before (outcome unknown, or re-run if retry-safe).
+            raise asyncio.CancelledError()
+        if end.value is None and end.error is None:
+            return RoundCancelled(message=f"round {round_input.round} was cancelled: {end.note}")
+        if end.cancelled and end.value is not None and end.value.input_request is not None:
+            return RoundCancelled(
+                message=f"round {round_input.round} was cancelled; the tool asked a question"
+                f" after it, which was not committed ({end.note})"
+            )
         try:
-            # The call's principal reaches every Guard's Authorizer in this round.
-            with acting_for(round_input.principal):
-                result = await binding.call(invocation)
-        except asyncio.CancelledError:
-            raise
+            if end.error is not None:
+                raise end.error
+            assert end.value is not None
+            result = end.value
         except Exception as exc:
             failure = classify_failure(exc)
             if failure is not None:
@@ -139,10 +194,20 @@ class ToolActivities:
         return RoundCompleted(output=result.output)
 
 
-async def _heartbeat_until_cancelled(details: ToolStartedHeartbeat) -> None:
-    """Keep the round alive while the tool runs; a lost worker stops this, and the server sees."""
+def _cancel_requested() -> bool:
+    """Whether the server asked this round to stop (the call was cancelled)."""
+    details = activity.cancellation_details()
+    return details is not None and details.cancel_requested
+
+
+async def _heartbeat_until_cancelled(details: ToolStartedHeartbeat, most: timedelta) -> None:
+    """Keep the round alive while the tool runs; a lost worker stops this, and the server sees.
+
+    Each heartbeat's reply also carries a pending cancellation, so ``most`` bounds how long a
+    cancelled call's tool keeps running unaware.
+    """
     timeout = activity.info().heartbeat_timeout
-    every = timeout / 3 if timeout else _DEFAULT_HEARTBEAT_EVERY
+    every = min(timeout / 3, most) if timeout else min(_DEFAULT_HEARTBEAT_EVERY, most)
     while True:
         await asyncio.sleep(every.total_seconds())
         activity.heartbeat(details)

@@ -15,8 +15,9 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from scope_tool import Registry
 from workers._activities import ToolActivities
-from workers._notify import notify
+from workers._notify import Notifier
 from workflows import ToolCallWorkflow, with_scope_tool_converter
+from workflows._notify_workflow import NotifyWorkflow
 from workflows.identity import identity_secret_from_environment, install_identity_secret
 from workflows.settings import DEFAULT_TASK_QUEUE
 
@@ -43,6 +44,9 @@ def build_worker(
     retry_safe: Collection[str] = (),
     max_concurrent_activities: int | None = None,
     graceful_shutdown: timedelta = timedelta(seconds=30),
+    cancel_check_interval: timedelta = timedelta(seconds=1),
+    notify_secret: str | None = None,
+    notify_allowed: str | None = None,
 ) -> Worker:
     """A worker for ``task_queue`` running ``ToolCallWorkflow`` and the tools of ``registry``.
 
@@ -55,6 +59,10 @@ def build_worker(
         graceful_shutdown: how long a stopping worker lets the tools already running finish
             before cancelling them. Temporal's default is zero, which would turn every deploy
             into "outcome unknown" for the calls inside a tool that is not retry-safe.
+        cancel_check_interval: longest gap between heartbeats of a running round; a cancelled
+            call's tool learns of it within about this long (one heartbeat RPC per interval).
+        notify_secret: signs webhook bodies (HMAC-SHA256, see ``workflows.webhook``).
+        notify_allowed: comma-separated URL prefixes webhooks may be sent to (None: any).
 
     ``SCOPE_TOOL_IDENTITY_SECRET``, when set, is installed as the secret this process's
     workflows verify identity tokens with (``workflows.identity``); unset, an installed one
@@ -71,15 +79,21 @@ def build_worker(
     secret = identity_secret_from_environment()
     if secret is not None:
         install_identity_secret(secret)
-    activities = ToolActivities(registry, retry_safe=retry_safe)
+    activities = ToolActivities(
+        registry, retry_safe=retry_safe, cancel_check_interval=cancel_check_interval
+    )
+    notifier = Notifier(secret=notify_secret, allowed=notify_allowed)
     return Worker(
         with_scope_tool_converter(client),
         task_queue=task_queue,
-        workflows=[ToolCallWorkflow],
-        activities=[activities.call_tool, notify],
+        workflows=[ToolCallWorkflow, NotifyWorkflow],
+        activities=[activities.call_tool, notifier.notify],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=max_concurrent_activities,
         graceful_shutdown_timeout=graceful_shutdown,
+        # The SDK holds heartbeats back for up to 80% of the heartbeat timeout; a cancellation
+        # only reaches a running tool in a heartbeat's reply, so flush them as often as sent.
+        max_heartbeat_throttle_interval=cancel_check_interval,
     )
 
 
@@ -90,9 +104,18 @@ async def run_worker(
     task_queue: str = DEFAULT_TASK_QUEUE,
     retry_safe: Collection[str] = (),
     stop: asyncio.Event | None = None,
+    notify_secret: str | None = None,
+    notify_allowed: str | None = None,
 ) -> None:
     """Run a worker until ``stop`` is set (forever if None); in-flight work drains on the way out."""
-    worker = build_worker(client, registry, task_queue=task_queue, retry_safe=retry_safe)
+    worker = build_worker(
+        client,
+        registry,
+        task_queue=task_queue,
+        retry_safe=retry_safe,
+        notify_secret=notify_secret,
+        notify_allowed=notify_allowed,
+    )
     async with worker:
         await (stop.wait() if stop is not None else asyncio.Event().wait())
 

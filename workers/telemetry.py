@@ -147,11 +147,8 @@ class _CallMetrics(WorkflowInboundInterceptor):
                 meter.create_counter(
                     "scope_tool_calls", "calls finished, by tool and final phase"
                 ).add(1, {"tool": status.tool, "phase": result.phase.value})
-                failed = meter.create_counter(
-                    "scope_tool_notifications_failed", "webhook notices that failed every retry"
-                )
-                for error in status.notify_errors:
-                    failed.add(1, {"tool": status.tool, "event": error.partition(":")[0]})
+                # scope_tool_notifications_failed is counted by each notice's own workflow
+                # (workflows._notify_workflow): a call no longer waits for its notices.
         return result
 
     async def handle_signal(self, input: HandleSignalInput) -> None:

@@ -22,9 +22,11 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowQueryFailedError,
+    WorkflowQueryRejectedError,
     WorkflowUpdateFailedError,
 )
 from temporalio.common import (
+    QueryRejectCondition,
     SearchAttributePair,
     TypedSearchAttributes,
     WorkflowIDConflictPolicy,
@@ -34,6 +36,7 @@ from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from scope_tool import MAX_INPUT_BYTES, Principal, Request, check_ijson, current_principal
+from workflows._closed import closed_outcome, closed_phase, phase_clause, summary_phase
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
 from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import (
@@ -49,6 +52,7 @@ from workflows.history import CallHistory, fetch_call_history
 from workflows.identity import token_subject
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from workflows.tracing import client_tracing_interceptors
+from workflows.webhook import check_destination, parse_allowed
 from workflows.wire import (
     ANSWER,
     PHASE_KEY,
@@ -75,6 +79,9 @@ class ToolCalls:
         heartbeat_timeout: how long a silent tool activity may go before its worker is
             considered lost (the call then ends ERRORED "outcome unknown").
         notify_initial_interval: first retry delay of webhook notifications (doubling, 5 tries).
+        notify_allowed: URL prefixes a ``notify_url`` must fall under (a sequence, or the
+            comma-separated ``SCOPE_TOOL_NOTIFY_ALLOWED``); empty allows any http(s) URL.
+            Workers check their own setting too.
     """
 
     def __init__(
@@ -84,6 +91,7 @@ class ToolCalls:
         task_queue: str = DEFAULT_TASK_QUEUE,
         heartbeat_timeout: timedelta = timedelta(seconds=10),
         notify_initial_interval: timedelta = timedelta(seconds=1),
+        notify_allowed: str | Sequence[str] | None = None,
     ) -> None:
         if not task_queue:
             raise ValueError("task_queue must be a non-empty string")
@@ -93,6 +101,7 @@ class ToolCalls:
         self._task_queue = task_queue
         self._heartbeat_timeout = heartbeat_timeout
         self._notify_initial_interval = notify_initial_interval
+        self._notify_allowed = parse_allowed(notify_allowed)
 
     @classmethod
     async def connect(
@@ -181,6 +190,8 @@ class ToolCalls:
             )
         if notify_url is not None and not notify_url.startswith(("http://", "https://")):
             raise ValueError(f"notify_url must be an http:// or https:// URL, got {notify_url!r}")
+        if notify_url is not None:
+            check_destination(notify_url, self._notify_allowed)
         if principal is None:
             principal = current_principal()
         elif not isinstance(principal, Principal):
@@ -274,8 +285,10 @@ class ToolCalls:
     async def list(
         self, *, phase: Phase | None = None, tool: str | None = None, limit: int = 100
     ) -> list[CallSummary]:
-        """Calls found by their search attributes, newest first.
+        """Calls found by their search attributes, newest first, one row per call id.
 
+        A call closed without an outcome (terminated, timed out, reset away) is listed with the
+        phase of its execution status (ERRORED, or CANCELLED), never as waiting.
         Visibility is eventually consistent: a call started a moment ago may not be listed yet.
 
         Raises:
@@ -285,27 +298,39 @@ class ToolCalls:
             raise ValueError(f"limit must be positive, got {limit}")
         clauses = [f"WorkflowType = '{WORKFLOW_NAME}'"]
         if phase is not None:
-            clauses.append(f"{PHASE_KEY.name} = '{Phase(phase).value}'")
+            clauses.append(phase_clause(Phase(phase)))
         if tool is not None:
             if not _TOOL_NAME.match(tool):
                 raise ValueError(f"tool must be a tool name ([A-Za-z0-9_-]{{1,64}}), got {tool!r}")
             clauses.append(f"{TOOL_KEY.name} = '{tool}'")
-        found: list[CallSummary] = []
+        found: dict[str, CallSummary] = {}
         try:
             async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):
                 attributes = execution.typed_search_attributes
-                found.append(
-                    CallSummary(
-                        call_id=execution.id,
-                        tool=attributes.get(TOOL_KEY) or "",
-                        phase=Phase(attributes.get(PHASE_KEY) or Phase.RUNNING.value),
-                        started_at=execution.start_time,
-                    )
+                if closed_phase(execution.status) is not None and await self._superseded(
+                    execution.id, execution.run_id
+                ):
+                    continue  # a reset replaced this run: the call is its newer run
+                summary = CallSummary(
+                    call_id=execution.id,
+                    tool=attributes.get(TOOL_KEY) or "",
+                    phase=summary_phase(execution.status, attributes.get(PHASE_KEY)),
+                    started_at=execution.start_time,
                 )
+                known = found.get(summary.call_id)
+                if known is None or known.started_at < summary.started_at:
+                    found[summary.call_id] = summary
         except RPCError as err:
             raise ToolCallsError(f"listing calls failed: {err.message}") from err
-        found.sort(key=lambda summary: summary.started_at, reverse=True)
-        return found
+        return sorted(found.values(), key=lambda summary: summary.started_at, reverse=True)
+
+    async def _superseded(self, call_id: str, run_id: str | None) -> bool:
+        """Whether the call's latest run is another one (an operator reset the call)."""
+        try:
+            latest = await self._client.get_workflow_handle(call_id).describe()
+        except RPCError:
+            return False
+        return run_id is not None and latest.run_id != run_id
 
 
 class ToolCallHandle:
@@ -349,10 +374,18 @@ class ToolCallHandle:
         """
         try:
             status: CallStatus = await self._handle.query(
-                STATUS, result_type=CallStatus, rpc_timeout=wait_for_worker
+                STATUS,
+                result_type=CallStatus,
+                rpc_timeout=wait_for_worker,
+                # A terminated or timed-out call would replay its last state (a question still
+                # pending): refused here, its status is built from how it closed.
+                reject_condition=QueryRejectCondition.NOT_COMPLETED_CLEANLY,
             )
             self._pending_seen = status.pending.request_id if status.pending else None
             return status
+        except WorkflowQueryRejectedError as err:
+            self._pending_seen = None
+            return await self._closed_status(err, wait_for_worker)
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
                 raise self._translate(err) from err
@@ -371,6 +404,45 @@ class ToolCallHandle:
             tool=description.typed_search_attributes.get(TOOL_KEY) or "",
             phase=outcome.phase,
             round=outcome.rounds,
+            outcome=outcome,
+        )
+
+    async def _closed_status(
+        self, rejected: WorkflowQueryRejectedError, wait_for_worker: timedelta
+    ) -> CallStatus:
+        """The snapshot of a call closed without an outcome: terminal, nothing pending."""
+        execution = rejected.status
+        if execution is None:
+            execution = (await self._handle.describe()).status or WorkflowExecutionStatus.TERMINATED
+        try:  # the answers and round it had, replayed by a worker (none polling: left empty)
+            replayed: CallStatus | None = await self._handle.query(
+                STATUS, result_type=CallStatus, rpc_timeout=wait_for_worker
+            )
+        except (RPCError, WorkflowQueryFailedError):
+            replayed = None
+        outcome = await closed_outcome(
+            self._handle, execution, rounds=replayed.round if replayed else 0
+        )
+        if replayed is not None:
+            return CallStatus(
+                call_id=replayed.call_id,
+                tool=replayed.tool,
+                phase=outcome.phase,
+                round=replayed.round,
+                answers=replayed.answers,
+                outcome=outcome,
+                refused=replayed.refused,
+                notify_errors=replayed.notify_errors,
+                allowed_answerers=replayed.allowed_answerers,
+                principal=replayed.principal,
+                require_verified=replayed.require_verified,
+            )
+        description = await self._handle.describe()
+        return CallStatus(
+            call_id=self._call_id,
+            tool=description.typed_search_attributes.get(TOOL_KEY) or "",
+            phase=outcome.phase,
+            round=0,
             outcome=outcome,
         )
 
@@ -547,6 +619,19 @@ class ToolCallHandle:
         except RPCError as err:
             raise self._translate(err) from err
         except WorkflowFailureError as err:
+            latest = await self._handle.describe()  # the call's latest run
+            execution = latest.status
+            if closed_phase(execution) is not None and execution is not None:
+                # Terminated, timed out: an outcome all the same, saying what closed it.
+                return await closed_outcome(self._handle, execution)
+            if latest.run_id != self._handle.result_run_id and execution in (
+                WorkflowExecutionStatus.RUNNING,
+                WorkflowExecutionStatus.COMPLETED,
+            ):
+                # An operator reset the call: its run was replaced; follow the new one.
+                client = self._handle._client  # the handle's own client (no public accessor)
+                follow = client.get_workflow_handle(self._call_id, result_type=CallOutcome)
+                return await ToolCallHandle(follow, call_id=self._call_id).result()
             raise ToolCallsError(
                 f"call {self._call_id!r} ended without an outcome: {err.cause}"
             ) from err

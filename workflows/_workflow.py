@@ -22,7 +22,11 @@ from typing import Literal, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+)
 from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 with workflow.unsafe.imports_passed_through():
@@ -30,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
 
     from scope_tool import FailureKind, InputRequest, Output
     from workflows._answer_check import Accepted, Refused, check_answer
+    from workflows._notices import Notices
     from workflows._status import (
         AnswerRecord,
         CallOutcome,
@@ -42,7 +47,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.wire import (
         ANSWER,
         CALL_TOOL_ACTIVITY,
-        NOTIFY_ACTIVITY,
         PHASE_KEY,
         STATUS,
         TOOL_KEY,
@@ -51,6 +55,7 @@ with workflow.unsafe.imports_passed_through():
         AnswerReceipt,
         CallToolInput,
         NotifyInput,
+        RoundCancelled,
         RoundCompleted,
         RoundErrored,
         RoundFailed,
@@ -61,8 +66,6 @@ with workflow.unsafe.imports_passed_through():
     )
 
 __all__ = ["ToolCallWorkflow"]
-
-_NOTIFY_ATTEMPTS = 5
 
 
 @workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
@@ -79,8 +82,7 @@ class ToolCallWorkflow:
         self._answer: AnswerRecord | None = None
         self._answers: dict[str, AnswerRecord] = {}
         self._refused: list[RefusedAnswer] = []
-        self._notify_errors: list[str] = []
-        self._notifications: list[asyncio.Task[None]] = []
+        self._notices = Notices(call)
         self._outcome: CallOutcome | None = None
         self._contract_digest: str | None = None
 
@@ -96,8 +98,7 @@ class ToolCallWorkflow:
         except asyncio.CancelledError:
             outcome = self._finish(Phase.CANCELLED, message="the call was cancelled")
         self._notify("finished")
-        if self._notifications:
-            await asyncio.gather(*self._notifications)
+        await self._notices.handed_over()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return outcome
 
@@ -125,6 +126,15 @@ class ToolCallWorkflow:
                 case RoundCompleted():
                     return self._finish(Phase.COMPLETED, output=result.output)
                 case RoundInputRequested():
+                    if workflow.cancellation_reason() is not None:
+                        # The cancellation reached us while the round ran and the activity
+                        # finished before it heard: cancellation wins over the question (it
+                        # never replaces a completed result, which is the case above).
+                        return self._finish(
+                            Phase.CANCELLED,
+                            message=f"the call was cancelled while round {self._round} ran;"
+                            " the question the tool asked was not committed",
+                        )
                     if self._contract_digest is None:
                         self._contract_digest = result.contract_digest
                     answer = await self._wait_for_answer(result.input_request)
@@ -152,6 +162,8 @@ class ToolCallWorkflow:
                     return self._finish(
                         Phase.ERRORED, message=result.message, evidence=result.evidence
                     )
+                case RoundCancelled():
+                    return self._finish(Phase.CANCELLED, message=result.message)
                 case _:
                     assert_never(result)
 
@@ -262,37 +274,23 @@ class ToolCallWorkflow:
     # --- notifications -------------------------------------------------------------------
 
     def _notify(self, event: str) -> None:
-        """Start a webhook notification; its failure is noted in status, never fails the call."""
+        """Send a webhook notice (see ``workflows._notices``); it never fails or delays the call."""
         url = self._call.notify_url
         if url is None:
             return
         pending = self._pending
-        notice = NotifyInput(
-            url=url,
-            event="finished" if event == "finished" else "awaiting_input",
-            call_id=self._call.call_id,
-            tool=self._call.tool,
-            phase=self._phase.value,
-            request_id=pending.request_id if pending is not None else None,
-            prompt=pending.prompt.decode("utf-8", "replace") if pending is not None else None,
+        self._notices.send(
+            NotifyInput(
+                url=url,
+                event="finished" if event == "finished" else "awaiting_input",
+                call_id=self._call.call_id,
+                tool=self._call.tool,
+                phase=self._phase.value,
+                request_id=pending.request_id if pending is not None else None,
+                prompt=pending.prompt.decode("utf-8", "replace") if pending is not None else None,
+            ),
+            round_number=self._round,
         )
-        self._notifications.append(asyncio.ensure_future(self._send(notice)))
-
-    async def _send(self, notice: NotifyInput) -> None:
-        try:
-            await workflow.execute_activity(
-                NOTIFY_ACTIVITY,
-                notice,
-                start_to_close_timeout=timedelta(seconds=10),
-                retry_policy=RetryPolicy(
-                    initial_interval=timedelta(seconds=self._call.notify_initial_interval_seconds),
-                    backoff_coefficient=2.0,
-                    maximum_attempts=_NOTIFY_ATTEMPTS,
-                ),
-                summary=f"notify {notice.event}",
-            )
-        except ActivityError as err:
-            self._notify_errors.append(f"{notice.event}: {_describe(err)}")
 
     # --- answers ---------------------------------------------------------------------------
 
@@ -383,7 +381,7 @@ class ToolCallWorkflow:
             answers=tuple(self._answers.values()),
             outcome=self._outcome,
             refused=tuple(self._refused),
-            notify_errors=tuple(self._notify_errors),
+            notify_errors=self._notices.errors(),
             allowed_answerers=tuple(self._call.allowed_answerers),
             principal=self._call.principal,
             require_verified=self._call.require_verified,

@@ -73,6 +73,9 @@ class Settings:
         tls_key: client private key (PEM) for mutual TLS.
         tls_ca: server root CA (PEM), when not a public one.
         api_key: an API key (e.g. Temporal Cloud).
+        notify_secret: the worker signs webhook bodies with it (``workflows.webhook``).
+        notify_allowed: comma-separated URL prefixes a ``notify_url`` must fall under, checked
+            by ``ToolCalls.start`` and by the worker (unset: any http(s) URL).
     """
 
     address: str = DEFAULT_ADDRESS
@@ -83,6 +86,8 @@ class Settings:
     tls_key: Path | None = None
     tls_ca: Path | None = None
     api_key: str | None = None
+    notify_secret: str | None = None
+    notify_allowed: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -189,7 +194,9 @@ class Settings:
         """The client facade on :attr:`task_queue`."""
         from workflows._client import ToolCalls
 
-        return ToolCalls(await self.connect(), task_queue=self.task_queue)
+        return ToolCalls(
+            await self.connect(), task_queue=self.task_queue, notify_allowed=self.notify_allowed
+        )
 
 
 def env_name(field_name: str) -> str:

@@ -22,6 +22,7 @@ __all__ = [
     "ANSWER",
     "CALL_TOOL_ACTIVITY",
     "NOTIFY_ACTIVITY",
+    "NOTIFY_WORKFLOW",
     "PHASE_KEY",
     "STATUS",
     "TOOL_KEY",
@@ -29,7 +30,9 @@ __all__ = [
     "AnswerInput",
     "AnswerReceipt",
     "CallToolInput",
+    "NotifyDelivery",
     "NotifyInput",
+    "RoundCancelled",
     "RoundCompleted",
     "RoundErrored",
     "RoundFailed",
@@ -43,6 +46,7 @@ __all__ = [
 WORKFLOW_NAME: Final = "scope_tool.ToolCall"
 CALL_TOOL_ACTIVITY: Final = "scope_tool.call_tool"
 NOTIFY_ACTIVITY: Final = "scope_tool.notify"
+NOTIFY_WORKFLOW: Final = "scope_tool.Notify"
 ANSWER: Final = "answer"
 STATUS: Final = "status"
 
@@ -168,7 +172,22 @@ class RoundErrored:
     evidence: Output | None = None
 
 
-RoundResult = RoundCompleted | RoundInputRequested | RoundFailed | RoundInvalid | RoundErrored
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundCancelled:
+    """The call was cancelled while the tool ran; ``message`` says what the tool did after it."""
+
+    kind: Literal["cancelled"] = "cancelled"
+    message: str = ""
+
+
+RoundResult = (
+    RoundCompleted
+    | RoundInputRequested
+    | RoundFailed
+    | RoundInvalid
+    | RoundErrored
+    | RoundCancelled
+)
 """The activity's result: exactly one of these, told apart by ``kind``."""
 
 
@@ -197,3 +216,16 @@ class NotifyInput:
             "request_id": self.request_id,
             "prompt": json_value(self.prompt.encode("utf-8")) if self.prompt is not None else None,
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifyDelivery:
+    """The input of ``scope_tool.Notify``: one notice and its retry schedule.
+
+    A call starts one such child workflow per notice and abandons it, so a slow or dead
+    receiver never holds the call's outcome back.
+    """
+
+    notice: NotifyInput
+    initial_interval_seconds: float = 1.0
+    attempts: int = 5

@@ -160,11 +160,13 @@ async def test_worker_metrics_are_scraped_from_one_prometheus_endpoint(
         )
         assert (await echoed.result()).phase is Phase.COMPLETED
 
-    async def counted() -> bool:
-        text = _scrape(metrics_address)
-        return _sample(text, "scope_tool_notifications_failed", task_queue=task_queue) >= 1
+        async def counted() -> bool:
+            text = _scrape(metrics_address)
+            return _sample(text, "scope_tool_notifications_failed", task_queue=task_queue) >= 1
 
-    await wait_until_async(counted, within=30)
+        # The finished notice is retried by its own workflow after the call ended, on this
+        # worker: wait for it to fail before the worker stops.
+        await wait_until_async(counted, within=30)
     await wait_until_async(
         lambda: _has(metrics_address, "temporal_workflow_completed", count=2, task_queue=task_queue)
     )

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from workers._worker import load_registry, run_worker
 from workers.telemetry import connect_options, shutdown_telemetry
+from workflows.identity import identity_secret_from_environment
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings
 
 
@@ -50,6 +51,7 @@ async def _serve(args: argparse.Namespace) -> None:
         address=args.address, namespace=args.namespace, task_queue=args.task_queue
     )
     registry = load_registry(args.tools)
+    identity_secret_from_environment()  # a malformed SCOPE_TOOL_IDENTITY_SECRET fails here, early
     # Tracing and metrics (workers.telemetry): interceptors, and a Prometheus runtime on --metrics.
     client = await settings.connect(**connect_options(metrics=args.metrics))
     stop = asyncio.Event()

@@ -99,3 +99,24 @@ def test_the_for_flag_reads_user_tenant_and_roles() -> None:
         with pytest.raises(CommandError) as refused:
             parse_principal(bad)
         assert refused.value.exit_code == 2
+
+
+def test_a_worker_with_a_short_secret_refuses_to_start_in_one_line() -> None:
+    import subprocess
+    import sys
+
+    from helpers.workers import REPOSITORY, python_environment
+
+    done = subprocess.run(
+        [sys.executable, "-m", "workers", "--tools", "identity.tools:REGISTRY"],
+        env=python_environment(SCOPE_TOOL_IDENTITY_SECRET="short"),
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "the identity secret must be at least 16 bytes, got 5" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "worker ready" not in done.stderr

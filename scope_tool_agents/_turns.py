@@ -6,17 +6,15 @@ durable calls whose ids come from the turn id and the model's tool-call id
 to the calls it already started and never runs a tool twice. It returns one :class:`Turn` once
 every call has *stopped*: ended, or waiting for a person.
 
-The first stop of one call is :func:`start_and_wait`. Today it is a start (one RPC, eager) and
-then the ``status`` query, polled with a short backoff, because the workflow has no update that
-completes at the first stop. With such an update (see docs/agents.md, "Fast path") the same
-function becomes one update-with-start round trip; callers do not change.
+The first stop of one call is :func:`start_and_wait`: one update-with-start round trip
+(:meth:`workflows.ToolCalls.start_and_wait`, the workflow's ``first_stop`` update), falling back
+to a start and the polled ``status`` query where the server lacks update-with-start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -26,12 +24,10 @@ from scope_tool import Principal, Request
 from scope_tool_agents._results import ModelResult, model_result
 from scope_tool_agents.errors import TurnError
 from workflows import CallStatus, Phase, ToolCallHandle, ToolCalls
+from workflows._first_stop import wait_for_stop as _poll_until_stopped
 
 __all__ = ["ModelToolCall", "Turn", "TurnCall", "call_id_for", "run_turn", "start_and_wait"]
 
-_FIRST_POLL: Final = 0.01
-_MAX_POLL: Final = 0.25
-_POLL_GROWTH: Final = 1.5
 _MAX_ID_BYTES: Final = 1000
 _SEPARATOR: Final = ":"
 
@@ -175,7 +171,7 @@ async def start_and_wait(
         ValueError: as :meth:`workflows.ToolCalls.start` (nothing was started).
         workflows.ToolCallsError: the call cannot be read.
     """
-    handle = await calls.start(
+    _, status = await calls.start_and_wait(
         request,
         call_id=call_id,
         answer_timeout=answer_timeout,
@@ -183,23 +179,17 @@ async def start_and_wait(
         notify_url=notify_url,
         principal=principal,
         require_verified=require_verified,
+        max_wait=max_wait,
     )
-    return await wait_for_stop(handle, max_wait=max_wait)
+    return status
 
 
 async def wait_for_stop(handle: ToolCallHandle, *, max_wait: timedelta | None = None) -> CallStatus:
-    """Poll ``status`` until the call stops (ended or waiting), or ``max_wait`` passes."""
-    deadline = None if max_wait is None else time.monotonic() + max_wait.total_seconds()
-    delay = _FIRST_POLL
-    while True:
-        status = await handle.status()
-        if status.phase is not Phase.RUNNING:
-            return status
-        if deadline is not None and time.monotonic() >= deadline:
-            return status
-        pause = delay if deadline is None else min(delay, max(0.0, deadline - time.monotonic()))
-        await asyncio.sleep(pause)
-        delay = min(delay * _POLL_GROWTH, _MAX_POLL)
+    """Poll ``status`` until the call stops (ended or waiting), or ``max_wait`` passes.
+
+    For a call already started elsewhere; :func:`start_and_wait` needs no polling.
+    """
+    return await _poll_until_stopped(handle, max_wait=max_wait)
 
 
 async def run_turn(

@@ -33,6 +33,7 @@ from scope_tool_cli._mcp import run_mcp
 from scope_tool_cli._parser import build_parser
 from scope_tool_cli._runtime import use_quiet_runtime
 from scope_tool_cli._serve import run_inbox, run_worker
+from scope_tool_cli._tools import run_tools
 
 __all__ = ["main"]
 
@@ -46,6 +47,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] =
     "cancel": run_cancel,
     "inbox": run_inbox,
     "history": run_history,
+    "tools": run_tools,
     "codec-server": run_codec_server,
     "mcp": run_mcp,
     "token": run_token,

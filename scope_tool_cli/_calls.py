@@ -30,9 +30,10 @@ from scope_tool_cli._render import (
     schema_text,
     status_to_json,
 )
+from scope_tool_cli._tools import require_served
 
 if TYPE_CHECKING:
-    from workflows import CallOutcome, CallStatus, ToolCallHandle
+    from workflows import CallOutcome, CallStatus, ToolCallHandle, ToolCalls, WorkerWait
 
 __all__ = ["run_answer", "run_call", "run_cancel", "run_pending", "run_result", "run_status"]
 
@@ -95,6 +96,7 @@ async def run_call(args: argparse.Namespace) -> int:
     call_id: str = args.id or f"{args.name}-{uuid.uuid4().hex[:12]}"
     principal = parse_principal(args.acting_for) if args.acting_for else None
     calls = await connect(settings_from_args(args))
+    await require_served(calls, args.name)  # before anything starts
     try:
         from datetime import timedelta
 
@@ -174,7 +176,8 @@ async def run_pending(args: argparse.Namespace) -> int:
     """List the calls waiting for a person, oldest question first.
 
     A call whose status cannot be read (its worker is gone, so nothing answers the query) is
-    still listed, with the reason, rather than hiding it or failing the whole list.
+    still listed, with the reason, rather than hiding it or failing the whole list. Calls that
+    were answered but wait for a worker with their tool and contract are listed after them.
     """
     from workflows import CallSummary, Phase
 
@@ -191,6 +194,7 @@ async def run_pending(args: argparse.Namespace) -> int:
             return error.message
 
     found = await asyncio.gather(*(read(summary) for summary in summaries))
+    stuck = await _waiting_for_worker(calls, tool=args.tool, limit=args.limit)
     waiting = sorted(
         (
             (status, status.pending)
@@ -218,8 +222,34 @@ async def run_pending(args: argparse.Namespace) -> int:
             {"call_id": summary.call_id, "tool": summary.tool, "error": problem}
             for summary, problem in unreadable
         ]
+        listed += [
+            {
+                "call_id": status.call_id,
+                "tool": status.tool,
+                "round": status.round,
+                "pending": None,
+                "waiting_for_worker": wait.to_json_dict(),
+            }
+            for status, wait in stuck
+        ]
         _print(json.dumps(listed, indent=2, ensure_ascii=False))
         return EXIT_OK
+    if stuck:
+        _print(
+            render_table(
+                ("CALL ID", "TOOL", "SINCE", "WAITING FOR A WORKER"),
+                [
+                    (
+                        status.call_id,
+                        status.tool,
+                        wait.waiting_since.isoformat(timespec="seconds"),
+                        wait.message,
+                    )
+                    for status, wait in stuck
+                ],
+            )
+        )
+        _print("start a worker with that tool and contract, or end a call: scope-tool cancel ID\n")
     if not waiting and not unreadable:
         _print("no calls are waiting for input")
         return EXIT_OK
@@ -241,6 +271,34 @@ async def run_pending(args: argparse.Namespace) -> int:
         "answer with: scope-tool answer CALL_ID JSON   (see the schema: scope-tool status CALL_ID)"
     )
     return EXIT_OK
+
+
+async def _waiting_for_worker(
+    calls: ToolCalls, *, tool: str | None, limit: int
+) -> list[tuple[CallStatus, WorkerWait]]:
+    """Running calls whose next round no worker has taken (best effort; unreadable ones skipped)."""
+    from workflows import Phase
+
+    try:
+        running = await calls.list(phase=Phase.RUNNING, tool=tool, limit=limit)
+    except Exception:
+        return []
+
+    async def read(call_id: str) -> CallStatus | None:
+        try:
+            return await calls.get(call_id).status()
+        except Exception:
+            return None
+
+    statuses = await asyncio.gather(*(read(summary.call_id) for summary in running))
+    return sorted(
+        (
+            (status, status.waiting_for_worker)
+            for status in statuses
+            if status is not None and status.waiting_for_worker is not None
+        ),
+        key=lambda pair: pair[1].waiting_since,
+    )
 
 
 def _shorten(text: str, width: int) -> str:

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import time
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -99,7 +100,11 @@ async def _wait_for_port(ip: str, port: int, what: str) -> None:
 
 
 def _start_worker(
-    *, settings: DevServerSettings, tools: str, task_queue: str, metrics: str | None = None
+    *,
+    settings: DevServerSettings,
+    tools: Sequence[str],
+    task_queue: str,
+    metrics: str | None = None,
 ) -> subprocess.Popen[bytes]:
     command, variables = Settings(
         address=f"{settings.ip}:{settings.port}", task_queue=task_queue
@@ -171,7 +176,7 @@ class _Children:
     def start_worker(self) -> subprocess.Popen[bytes]:
         self.worker = _start_worker(
             settings=self.settings,
-            tools=self.args.tools,
+            tools=self.args.tools or [EXAMPLE_TOOLS],
             task_queue=self.args.task_queue,
             metrics=self.args.metrics,
         )
@@ -236,7 +241,7 @@ async def run_dev(args: argparse.Namespace) -> int:
             inbox_url = f"http://localhost:{args.inbox_port}" if not args.no_inbox else None
             children.mcp = start_dev_mcp(
                 calls,
-                tools=args.tools,
+                tools=(args.tools or [EXAMPLE_TOOLS])[0],  # the newest version's contracts
                 ip=settings.ip,
                 port=args.mcp_port,
                 data_dir=settings.data_dir,
@@ -319,7 +324,8 @@ def _announce(
         _print(f"MCP (HTTP)           http://localhost:{args.mcp_port}/mcp")
     elif mcp is not None:
         _print(f"MCP (HTTP)           {mcp}")
-    _print(f"Worker               tools {args.tools}, task queue {args.task_queue}")
+    tools = " + ".join(args.tools or [EXAMPLE_TOOLS])
+    _print(f"Worker               tools {tools}, task queue {args.task_queue}")
     if settings.ui_codec_endpoint:
         _print(f"Codec server         {settings.ui_codec_endpoint} (payloads are encrypted)")
     if args.metrics:

@@ -98,7 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="project data folder: dev.db, logs, the example tools' files (%(default)s)",
     )
     dev.add_argument(
-        "--tools", default=EXAMPLE_TOOLS, help="registry the worker serves (%(default)s)"
+        "--tools",
+        action="append",
+        metavar="MODULE:ATTR",
+        help=f"registry the worker serves instead of the examples ({EXAMPLE_TOOLS});"
+        " repeat to serve versions, newest first",
     )
     dev.add_argument(
         "--metrics", metavar="HOST:PORT", help="worker Prometheus metrics at HOST:PORT/metrics"
@@ -112,7 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_connection_arguments(dev, with_address=False)
 
     worker = _command(commands, "worker", "run a worker for a registry of tools")
-    worker.add_argument("--tools", required=True, help="the Registry to serve, as module:attribute")
+    worker.add_argument(
+        "--tools",
+        required=True,
+        action="append",
+        metavar="MODULE:ATTR",
+        help="the Registry to serve, as module:attribute (found from the current folder);"
+        " repeat to serve versions of it, newest first, so calls started on an old contract"
+        " finish on it",
+    )
     worker.add_argument(
         "--metrics",
         default=os.environ.get("SCOPE_TOOL_METRICS") or None,
@@ -152,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="answers must carry an identity token (scope-tool token issue; the inbox adds one)",
     )
     add_connection_arguments(call)
+
+    tools = _command(commands, "tools", "list the tools the running workers serve")
+    tools.add_argument("--json", action="store_true", help="names, descriptions, input schemas")
+    add_connection_arguments(tools)
 
     status = _command(commands, "status", "show one call: phase, pending question, outcome")
     status.add_argument("call_id", metavar="ID")

@@ -127,6 +127,12 @@ def render_status(status: CallStatus) -> str:
         rows.append(("acting for", principal_text(status.principal)))
     if status.require_verified:
         rows.append(("answers", "verified identities only (identity token)"))
+    if status.waiting_for_worker is not None:
+        rows += [
+            ("stuck", status.waiting_for_worker.message),
+            ("since", _when(status.waiting_for_worker.waiting_since)),
+            ("to end it", f"scope-tool cancel {status.call_id}"),
+        ]
     if status.pending is not None:
         pending = status.pending
         rows += [

@@ -30,21 +30,9 @@ def inbox_missing(error: ImportError) -> str:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    """Check ``--tools`` looks importable, then become ``python -m workers``."""
-    module, separator, attribute = args.tools.partition(":")
-    if not separator or not module or not attribute:
-        raise CommandError(
-            f"--tools must be module:attribute (e.g. workers.examples:registry), got {args.tools!r}",
-            exit_code=EXIT_USAGE,
-        )
-    if os.getcwd() not in sys.path:  # `python -m workers` will import from here too
-        sys.path.insert(0, os.getcwd())
-    try:
-        found = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        found = None
-    if found is None:
-        raise CommandError(f"--tools: cannot find module {module!r} (is it on PYTHONPATH?)")
+    """Check each ``--tools`` looks importable, then become ``python -m workers``."""
+    for spec in args.tools:
+        _check_tools(spec)
     command, variables = settings_from_args(args).worker_command(
         args.tools,
         retry_safe=getattr(args, "retry_safe", None) or (),
@@ -54,6 +42,26 @@ def run_worker(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(command[0], command, environment)
+
+
+def _check_tools(spec: str) -> None:
+    module, separator, attribute = spec.partition(":")
+    if not separator or not module or not attribute:
+        raise CommandError(
+            f"--tools must be module:attribute (e.g. workers.examples:registry), got {spec!r}",
+            exit_code=EXIT_USAGE,
+        )
+    if os.getcwd() not in sys.path:  # `python -m workers` will import from here too
+        sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise CommandError(
+            f"--tools: cannot find module {module!r} in the current folder"
+            f" ({os.getcwd()}) or on PYTHONPATH"
+        )
 
 
 async def run_inbox(args: argparse.Namespace) -> int:

@@ -113,6 +113,7 @@ def call_fingerprint(status: CallStatus) -> str:
             pending,
             str(len(status.answers)),
             str(len(status.refused)),
+            "waiting for a worker" if status.waiting_for_worker is not None else "",
         ]
     )
 

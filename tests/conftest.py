@@ -10,8 +10,8 @@ scope-tool data converter), ``task_queue`` (a fresh uuid per test), ``time_skipp
 (the Java time-skipping test server, for answer deadlines of days).
 
 A missing server binary FAILS the run; nothing here skips. Set
-``SCOPE_TOOL_TEST_SERVER=container`` to run against a ``testcontainers`` Temporal container
-instead (needs a Docker engine and ``pip install -e '.[containers]'``).
+``SCOPE_TOOL_TEST_SERVER=container`` to run against the locally built Temporal image started by
+``testcontainers`` instead (``make test-containers`` does, after building the image).
 
 Heavy imports (temporalio, the runtime packages) happen inside the fixtures, so a suite that
 needs no server (the protocol tests) never pays for them and never depends on them importing.
@@ -19,7 +19,6 @@ needs no server (the protocol tests) never pays for them and never depends on th
 
 from __future__ import annotations
 
-import asyncio
 import os
 import tempfile
 import uuid
@@ -87,41 +86,18 @@ class _ContainerEnvironment:
 
 
 def _container_environment() -> Any:
+    """The locally built Temporal image via testcontainers (tests/containers/_temporal_server.py)."""
     import contextlib
+
+    from containers._temporal_server import temporal_server
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[_ContainerEnvironment]:
-        try:
-            from testcontainers.core.container import DockerContainer
-        except ImportError as exc:  # pragma: no cover - depends on the optional extra
-            raise RuntimeError(
-                "SCOPE_TOOL_TEST_SERVER=container needs testcontainers:"
-                " pip install -e '.[containers]'"
-            ) from exc
         from temporalio.client import Client
 
-        args = " ".join(f"--search-attribute {name}=Keyword" for name in _SEARCH_ATTRIBUTES)
-        container = (
-            DockerContainer("temporalio/temporal:1.9.1")
-            .with_command(f"server start-dev --ip 0.0.0.0 {args}")
-            .with_exposed_ports(7233)
-        )
-        container.start()
-        try:
-            address = f"{container.get_container_host_ip()}:{container.get_exposed_port(7233)}"
-            last: Exception | None = None
-            for _ in range(120):
-                try:
-                    client = await Client.connect(address, data_converter=_data_converter())
-                    break
-                except Exception as exc:
-                    last = exc
-                    await asyncio.sleep(0.5)
-            else:
-                raise RuntimeError(f"the Temporal container at {address} never came up: {last}")
+        async with temporal_server(_SEARCH_ATTRIBUTES) as server:
+            client = await Client.connect(server.address, data_converter=_data_converter())
             yield _ContainerEnvironment(client)
-        finally:
-            container.stop()
 
     return running()
 

@@ -1,5 +1,9 @@
 """``python -m workers --tools module:attribute``: run a tool-call worker until SIGTERM/SIGINT.
 
+``--tools`` may be repeated to serve several versions of a registry, newest first: new calls use
+the newest version of each tool, and calls that started on an older contract finish on it.
+The current directory is importable (``--tools my_tools:registry`` finds ``./my_tools.py``).
+
 Every option also comes from the environment, read by ``workflows.settings.Settings`` exactly as
 the CLI reads it (``SCOPE_TOOL_ADDRESS``, ``SCOPE_TOOL_NAMESPACE``, ``SCOPE_TOOL_TASK_QUEUE``; for
 a secured cluster ``SCOPE_TOOL_TLS=1``, ``SCOPE_TOOL_TLS_CA``, ``SCOPE_TOOL_TLS_CERT``,
@@ -16,6 +20,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from workers._routes import ToolWorker
 from workers._worker import load_registry, run_worker
 from workers.telemetry import connect_options, shutdown_telemetry
 from workflows.identity import identity_secret_from_environment
@@ -24,7 +29,12 @@ from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
-    parser.add_argument("--tools", required=True, help="module:attribute of a scope_tool.Registry")
+    parser.add_argument(
+        "--tools",
+        required=True,
+        action="append",
+        help="module:attribute of a scope_tool.Registry (repeatable: versions, newest first)",
+    )
     parser.add_argument("--address", help=f"default: $SCOPE_TOOL_ADDRESS or {DEFAULT_ADDRESS}")
     parser.add_argument("--namespace", help="default: $SCOPE_TOOL_NAMESPACE or default")
     parser.add_argument(
@@ -50,26 +60,33 @@ async def _serve(args: argparse.Namespace) -> None:
     settings = Settings.from_env(
         address=args.address, namespace=args.namespace, task_queue=args.task_queue
     )
-    registry = load_registry(args.tools)
     identity_secret_from_environment()  # a malformed SCOPE_TOOL_IDENTITY_SECRET fails here, early
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # `--tools my_tools:registry` next to my_tools.py
+    registries = [load_registry(spec) for spec in args.tools]
     # Tracing and metrics (workers.telemetry): interceptors, and a Prometheus runtime on --metrics.
     client = await settings.connect(**connect_options(metrics=args.metrics))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for each in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(each, stop.set)
-    print(
-        f"worker ready: task queue {settings.task_queue!r} on {settings.address}"
-        f" ({len(registry.definitions())} tools)",
-        file=sys.stderr,
-        flush=True,
-    )
+    names = sorted({d.name for registry in registries for d in registry.definitions()})
+
+    def ready(worker: ToolWorker) -> None:
+        print(
+            f"worker ready: task queue {settings.task_queue!r} on {settings.address}"
+            f" ({len(names)} tools: {', '.join(names)}; {len(worker.queues)} queues)",
+            file=sys.stderr,
+            flush=True,
+        )
+
     await run_worker(
         client,
-        registry,
+        registries,
         task_queue=settings.task_queue,
         retry_safe=args.retry_safe,
         stop=stop,
+        on_ready=ready,
         notify_secret=settings.notify_secret,
         notify_allowed=settings.notify_allowed,
     )

@@ -1,27 +1,36 @@
-"""Build and run a worker that executes tool calls: the workflow plus the two activities.
+"""Build and run a worker that executes tool calls: the workflows plus the two activities.
 
 ``build_worker`` is what ``python -m workers``, the CLI's ``dev`` command and the tests share.
+It returns a :class:`ToolWorker`: one Temporal worker on the main task queue (workflows,
+notifications) and one per tool queue and per contract queue (see ``workers._routes``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from datetime import timedelta
 
 from temporalio.client import Client
-from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+from temporalio.worker import PollerBehaviorAutoscaling, UnsandboxedWorkflowRunner, Worker
 
 from scope_tool import Registry
 from workers._activities import ToolActivities
 from workers._notify import Notifier
-from workflows import ToolCallWorkflow, with_scope_tool_converter
+from workers._routes import ToolWorker, route_plan
+from workflows import with_scope_tool_converter
+from workflows._catalog import CatalogWorkflow
 from workflows._notify_workflow import NotifyWorkflow
+from workflows._workflow import ToolCallWorkflow
 from workflows.identity import identity_secret_from_environment, install_identity_secret
 from workflows.settings import DEFAULT_TASK_QUEUE
 
 __all__ = ["build_worker", "load_registry", "run_worker", "workflow_runner"]
+
+_TOOL_POLLERS = PollerBehaviorAutoscaling(minimum=1, initial=1, maximum=20)
+"""One poll per tool queue while idle (a registry of 20 tools opens ~40 queues), scaled up by
+the server's feedback when rounds arrive faster than one poller takes them."""
 
 
 def workflow_runner() -> UnsandboxedWorkflowRunner:
@@ -38,7 +47,7 @@ def workflow_runner() -> UnsandboxedWorkflowRunner:
 
 def build_worker(
     client: Client,
-    registry: Registry,
+    registry: Registry | Sequence[Registry],
     *,
     task_queue: str = DEFAULT_TASK_QUEUE,
     retry_safe: Collection[str] = (),
@@ -47,15 +56,18 @@ def build_worker(
     cancel_check_interval: timedelta = timedelta(seconds=1),
     notify_secret: str | None = None,
     notify_allowed: str | None = None,
-) -> Worker:
-    """A worker for ``task_queue`` running ``ToolCallWorkflow`` and the tools of ``registry``.
+) -> ToolWorker:
+    """A worker for ``task_queue``: the workflows there, each tool on its own queues.
 
     Args:
         client: a connected client; a copy with the scope-tool data converter is used if needed.
-        registry: the tools this worker runs.
+        registry: the tools this worker runs, or several versions of them, newest first. The
+            first registry holding a tool serves that tool's queue (new calls); every version
+            serves its own contract's queue, so calls started on an older contract finish on it.
         task_queue: the queue :class:`workflows.ToolCalls` starts calls on.
         retry_safe: tool names that may run again if their worker is lost mid-round.
-        max_concurrent_activities: cap on tools running at once (Temporal's default if None).
+        max_concurrent_activities: cap on tools running at once per queue (Temporal's default
+            if None).
         graceful_shutdown: how long a stopping worker lets the tools already running finish
             before cancelling them. Temporal's default is zero, which would turn every deploy
             into "outcome unknown" for the calls inside a tool that is not retry-safe.
@@ -71,39 +83,73 @@ def build_worker(
     Raises:
         IdentityError: ``SCOPE_TOOL_IDENTITY_SECRET`` is set but shorter than 16 bytes.
     """
-    if not task_queue:
-        raise ValueError("task_queue must be a non-empty string")
-    unknown = sorted(name for name in retry_safe if registry.resolve(name) is None)
+    if not task_queue or "@" in task_queue:
+        raise ValueError(
+            f"task_queue must be a non-empty string without '@' (tool queues are named"
+            f" task_queue@tool), got {task_queue!r}"
+        )
+    versions = (registry,) if isinstance(registry, Registry) else tuple(registry)
+    if not versions or not all(isinstance(each, Registry) for each in versions):
+        raise TypeError(
+            "registry must be a scope_tool.Registry or a non-empty sequence of them, newest first"
+        )
+    unknown = sorted(
+        name for name in retry_safe if all(each.resolve(name) is None for each in versions)
+    )
     if unknown:
         raise ValueError(f"retry_safe names tools the registry does not hold: {', '.join(unknown)}")
     secret = identity_secret_from_environment()
     if secret is not None:
         install_identity_secret(secret)
-    activities = ToolActivities(
-        registry, retry_safe=retry_safe, cancel_check_interval=cancel_check_interval
-    )
+    client = with_scope_tool_converter(client)
+    plan = route_plan(versions, task_queue=task_queue)
+
+    def tool_worker(queue: str, activities: ToolActivities) -> Worker:
+        return Worker(
+            client,
+            task_queue=queue,
+            activities=[activities.call_tool],
+            max_concurrent_activities=max_concurrent_activities,
+            activity_task_poller_behavior=_TOOL_POLLERS,
+            graceful_shutdown_timeout=graceful_shutdown,
+            # A cancellation only reaches a running tool in a heartbeat's reply: flush them.
+            max_heartbeat_throttle_interval=cancel_check_interval,
+        )
+
+    by_version = [
+        ToolActivities(each, retry_safe=retry_safe, cancel_check_interval=cancel_check_interval)
+        for each in versions
+    ]
     notifier = Notifier(secret=notify_secret, allowed=notify_allowed)
-    return Worker(
-        with_scope_tool_converter(client),
+    main = Worker(
+        client,
         task_queue=task_queue,
-        workflows=[ToolCallWorkflow, NotifyWorkflow],
-        activities=[activities.call_tool, notifier.notify],
+        workflows=[ToolCallWorkflow, NotifyWorkflow, CatalogWorkflow],
+        # Rounds of calls started before routing still run on the main queue.
+        activities=[by_version[0].call_tool, notifier.notify],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=max_concurrent_activities,
         graceful_shutdown_timeout=graceful_shutdown,
-        # The SDK holds heartbeats back for up to 80% of the heartbeat timeout; a cancellation
-        # only reaches a running tool in a heartbeat's reply, so flush them as often as sent.
         max_heartbeat_throttle_interval=cancel_check_interval,
+    )
+    workers = [main]
+    workers += [tool_worker(route.queue, by_version[route.version]) for route in plan]
+    return ToolWorker(
+        client,
+        workers,
+        task_queue=task_queue,
+        catalog=tuple(route.tool for route in plan if route.tool is not None),
     )
 
 
 async def run_worker(
     client: Client,
-    registry: Registry,
+    registry: Registry | Sequence[Registry],
     *,
     task_queue: str = DEFAULT_TASK_QUEUE,
     retry_safe: Collection[str] = (),
     stop: asyncio.Event | None = None,
+    on_ready: Callable[[ToolWorker], None] | None = None,
     notify_secret: str | None = None,
     notify_allowed: str | None = None,
 ) -> None:
@@ -117,6 +163,8 @@ async def run_worker(
         notify_allowed=notify_allowed,
     )
     async with worker:
+        if on_ready is not None:
+            on_ready(worker)
         await (stop.wait() if stop is not None else asyncio.Event().wait())
 
 

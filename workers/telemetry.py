@@ -130,7 +130,9 @@ def _round_phase(result: RoundResult) -> str:
 
 def _count_round(tool: str, result: Any) -> None:
     phase = _round_phase(result) if hasattr(result, "kind") else "UNKNOWN"
-    activity.metric_meter().create_counter(
+    # A round runs on its tool's queue (``main@tool``...); it is counted under the main queue.
+    main_queue = activity.info().task_queue.split("@", 1)[0]
+    activity.metric_meter().with_additional_attributes({"task_queue": main_queue}).create_counter(
         "scope_tool_rounds", "rounds run, by tool and the phase the round led to"
     ).add(1, {"tool": tool, "phase": phase})
 

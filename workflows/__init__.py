@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows._client import ToolCallHandle, ToolCalls, encode_answer
+    from workflows._client import UNSERVED_TIMEOUT_NOW, ToolCallHandle, ToolCalls, encode_answer
     from workflows._converter import (
         DATA_CONVERTER,
         ScopeToolPayloadConverter,
         with_scope_tool_converter,
     )
     from workflows._prompt import Prompt, json_value, read_prompt
+    from workflows._routing import ToolInfo
     from workflows._status import (
         AnswerRecord,
         CallOutcome,
@@ -32,6 +33,8 @@ with workflow.unsafe.imports_passed_through():
         PendingInput,
         Phase,
         RefusedAnswer,
+        RoundRoute,
+        WorkerWait,
     )
     from workflows.errors import (
         AnswerRejectedError,
@@ -57,6 +60,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DATA_CONVERTER",
+    "UNSERVED_TIMEOUT_NOW",
     "AnswerReceipt",
     "AnswerRecord",
     "AnswerRejectedError",
@@ -71,11 +75,14 @@ __all__ = [
     "RefusalDetail",
     "RefusalReason",
     "RefusedAnswer",
+    "RoundRoute",
     "ScopeToolPayloadConverter",
     "ToolCallHandle",
     "ToolCallWorkflow",
     "ToolCalls",
     "ToolCallsError",
+    "ToolInfo",
+    "WorkerWait",
     "encode_answer",
     "json_value",
     "read_prompt",

@@ -5,6 +5,12 @@ starting it again returns the running call (``WorkflowIDConflictPolicy.USE_EXIST
 has finished, starting it again also returns the finished call (``REJECT_DUPLICATE``, the
 rejection turned into an attach), so the tool never runs twice for one call id. A new call needs
 a new id.
+
+Calls are routed (see ``workflows._workflow``): a round only reaches a worker serving its tool
+and contract. For a tool no worker serves (a model's hallucinated name), round 1 gets a short
+schedule-to-start timeout and the call ends INVALID "no worker serves tool X" within seconds; for
+a served tool it gets ``unserved_tool_timeout`` (a worker restarting meanwhile is waited for).
+Whether a tool is served is asked once per tool per minute (``ServedTools``), not per call.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -27,8 +34,6 @@ from temporalio.client import (
 )
 from temporalio.common import (
     QueryRejectCondition,
-    SearchAttributePair,
-    TypedSearchAttributes,
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
@@ -38,6 +43,8 @@ from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 from scope_tool import MAX_INPUT_BYTES, Principal, Request, check_ijson, current_principal
 from workflows._closed import closed_outcome, closed_phase, phase_clause, summary_phase
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
+from workflows._first_stop import start_at_first_stop, start_search_attributes
+from workflows._routing import ServedTools, ToolInfo, list_tools, worker_wait
 from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import (
     ANSWER_REJECTION_REASONS,
@@ -64,7 +71,7 @@ from workflows.wire import (
     ToolCallInput,
 )
 
-__all__ = ["ToolCallHandle", "ToolCalls", "encode_answer"]
+__all__ = ["UNSERVED_TIMEOUT_NOW", "ToolCallHandle", "ToolCalls", "encode_answer"]
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -79,6 +86,12 @@ class ToolCalls:
         heartbeat_timeout: how long a silent tool activity may go before its worker is
             considered lost (the call then ends ERRORED "outcome unknown").
         notify_initial_interval: first retry delay of webhook notifications (doubling, 5 tries).
+        unserved_tool_timeout: how long round 1 of a call waits for a worker serving its tool
+            before the call ends INVALID "no worker serves tool X", when workers served the
+            tool lately. For a tool no worker polls when the call starts it is
+            :data:`UNSERVED_TIMEOUT_NOW` (a hallucinated name ends INVALID at once, not never).
+            Later rounds wait without limit: the call already ran and only its contract may
+            resume it.
         notify_allowed: URL prefixes a ``notify_url`` must fall under (a sequence, or the
             comma-separated ``SCOPE_TOOL_NOTIFY_ALLOWED``); empty allows any http(s) URL.
             Workers check their own setting too.
@@ -91,16 +104,29 @@ class ToolCalls:
         task_queue: str = DEFAULT_TASK_QUEUE,
         heartbeat_timeout: timedelta = timedelta(seconds=10),
         notify_initial_interval: timedelta = timedelta(seconds=1),
+        unserved_tool_timeout: timedelta = timedelta(minutes=5),
         notify_allowed: str | Sequence[str] | None = None,
     ) -> None:
         if not task_queue:
             raise ValueError("task_queue must be a non-empty string")
+        if "@" in task_queue:
+            raise ValueError(
+                f"task_queue must not contain '@' (tool queues are named task_queue@tool),"
+                f" got {task_queue!r}"
+            )
+        if unserved_tool_timeout < UNSERVED_TIMEOUT_NOW:
+            raise ValueError(
+                f"unserved_tool_timeout must be at least {UNSERVED_TIMEOUT_NOW.total_seconds():g}s,"
+                f" got {unserved_tool_timeout}"
+            )
         if heartbeat_timeout <= timedelta(0):
             raise ValueError(f"heartbeat_timeout must be positive, got {heartbeat_timeout}")
         self._client = with_scope_tool_converter(client)
         self._task_queue = task_queue
         self._heartbeat_timeout = heartbeat_timeout
         self._notify_initial_interval = notify_initial_interval
+        self._unserved_tool_timeout = unserved_tool_timeout
+        self._served = ServedTools(self._client, task_queue, remember=timedelta(minutes=1))
         self._notify_allowed = parse_allowed(notify_allowed)
 
     @classmethod
@@ -134,6 +160,18 @@ class ToolCalls:
         """The task queue calls are started on."""
         return self._task_queue
 
+    async def tools(self) -> list[ToolInfo]:
+        """The tools the workers polling this task queue serve now, by name.
+
+        Read from what each worker published at startup (the catalog workflow), keeping only
+        tools whose queue has pollers; empty when no worker runs.
+        """
+        return await list_tools(self._client, self._task_queue)
+
+    async def serves(self, tool: str) -> bool:
+        """Whether a worker polls ``tool``'s queue (remembered for a minute once true)."""
+        return await self._served.served(tool)
+
     async def start(
         self,
         request: Request,
@@ -163,6 +201,106 @@ class ToolCalls:
         Raises:
             ValueError: an argument is malformed (nothing was started).
         """
+        call = await self._call_input(
+            request,
+            call_id=call_id,
+            answer_timeout=answer_timeout,
+            allowed_answerers=allowed_answerers,
+            notify_url=notify_url,
+            principal=principal,
+            require_verified=require_verified,
+        )
+        try:
+            handle = await self._client.start_workflow(
+                WORKFLOW_NAME,
+                call,
+                id=call_id,
+                task_queue=self._task_queue,
+                result_type=CallOutcome,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                search_attributes=start_search_attributes(request.name),
+                static_summary=f"scope-tool call of {request.name}",
+                request_eager_start=True,
+            )
+        except WorkflowAlreadyStartedError:
+            return await self._attach(call_id, request, call.principal)
+        except RPCError as err:
+            if err.status == RPCStatusCode.INVALID_ARGUMENT:
+                # The server refused the call's shape (a tool name too long for its search
+                # attribute, arguments past the payload limit): nothing was started.
+                raise ValueError(
+                    f"call {call_id[:80]!r} of tool {request.name[:80]!r} was not started:"
+                    f" {err.message}"
+                ) from None
+            raise
+        response = getattr(handle, "_start_workflow_response", None)
+        if response is not None and getattr(response, "started", True) is False:
+            # USE_EXISTING returned the running call with this id rather than starting one.
+            return await self._attach(call_id, request, call.principal)
+        return ToolCallHandle(handle, call_id=call_id, client=self._client)
+
+    async def start_and_wait(
+        self,
+        request: Request,
+        *,
+        call_id: str,
+        answer_timeout: timedelta | None = None,
+        allowed_answerers: Sequence[str] = (),
+        notify_url: str | None = None,
+        max_wait: timedelta | None = None,
+        principal: Principal | None = None,
+        require_verified: bool = False,
+    ) -> tuple[ToolCallHandle, CallStatus]:
+        """Start (or attach to) a call and return it with its status at its first stop.
+
+        The first stop is the call ending or waiting for a person. One round trip
+        (update-with-start of the ``first_stop`` update) where the server supports it, else
+        :meth:`start` and the ``status`` query polled. Same arguments, attach rules and errors
+        as :meth:`start`; with ``max_wait``, a call still running then is returned RUNNING.
+
+        Raises:
+            ValueError: an argument is malformed (nothing was started).
+            CallConflictError: ``call_id`` names a call of another request.
+        """
+        call = await self._call_input(
+            request,
+            call_id=call_id,
+            answer_timeout=answer_timeout,
+            allowed_answerers=allowed_answerers,
+            notify_url=notify_url,
+            principal=principal,
+            require_verified=require_verified,
+        )
+        if max_wait is not None and max_wait <= timedelta(0):
+            raise ValueError(f"max_wait must be positive, got {max_wait}")
+        return await start_at_first_stop(
+            self,
+            call,
+            lambda: self.start(
+                request,
+                call_id=call_id,
+                answer_timeout=answer_timeout,
+                allowed_answerers=allowed_answerers,
+                notify_url=notify_url,
+                principal=call.principal,
+                require_verified=require_verified,
+            ),
+            max_wait=max_wait,
+        )
+
+    async def _call_input(
+        self,
+        request: Request,
+        *,
+        call_id: str,
+        answer_timeout: timedelta | None,
+        allowed_answerers: Sequence[str],
+        notify_url: str | None,
+        principal: Principal | None = None,
+        require_verified: bool = False,
+    ) -> ToolCallInput:
+        """The workflow input for a call, or the ValueError saying which argument is wrong."""
         if not isinstance(request, Request):
             raise TypeError(f"request must be a scope_tool.Request, not {type(request).__name__}")
         if not isinstance(call_id, str) or not call_id.strip():
@@ -200,7 +338,7 @@ class ToolCalls:
             )
         if not isinstance(require_verified, bool):
             raise ValueError(f"require_verified must be a bool, got {require_verified!r}")
-        call = ToolCallInput(
+        return ToolCallInput(
             call_id=call_id,
             tool=request.name,
             arguments=request.arguments,
@@ -211,41 +349,13 @@ class ToolCalls:
             heartbeat_timeout_seconds=self._heartbeat_timeout.total_seconds(),
             principal=principal,
             require_verified=require_verified,
+            routed=True,
+            unserved_timeout_seconds=(
+                self._unserved_tool_timeout
+                if await self._served.served(request.name)
+                else UNSERVED_TIMEOUT_NOW
+            ).total_seconds(),
         )
-        try:
-            handle = await self._client.start_workflow(
-                WORKFLOW_NAME,
-                call,
-                id=call_id,
-                task_queue=self._task_queue,
-                result_type=CallOutcome,
-                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                search_attributes=TypedSearchAttributes(
-                    [
-                        SearchAttributePair(TOOL_KEY, request.name),
-                        SearchAttributePair(PHASE_KEY, Phase.RUNNING.value),
-                    ]
-                ),
-                static_summary=f"scope-tool call of {request.name}",
-                request_eager_start=True,
-            )
-        except WorkflowAlreadyStartedError:
-            return await self._attach(call_id, request, principal)
-        except RPCError as err:
-            if err.status == RPCStatusCode.INVALID_ARGUMENT:
-                # The server refused the call's shape (a tool name too long for its search
-                # attribute, arguments past the payload limit): nothing was started.
-                raise ValueError(
-                    f"call {call_id[:80]!r} of tool {request.name[:80]!r} was not started:"
-                    f" {err.message}"
-                ) from None
-            raise
-        response = getattr(handle, "_start_workflow_response", None)
-        if response is not None and getattr(response, "started", True) is False:
-            # USE_EXISTING returned the running call with this id rather than starting one.
-            return await self._attach(call_id, request, principal)
-        return ToolCallHandle(handle, call_id=call_id)
 
     async def _attach(
         self, call_id: str, request: Request, principal: Principal | None
@@ -262,7 +372,9 @@ class ToolCalls:
             first = event
             break
         if first is None or not first.HasField("workflow_execution_started_event_attributes"):
-            return ToolCallHandle(attached.workflow_handle, call_id=call_id, attached=True)
+            return ToolCallHandle(
+                attached.workflow_handle, call_id=call_id, attached=True, client=self._client
+            )
         payloads = first.workflow_execution_started_event_attributes.input.payloads
         [existing] = await self._client.data_converter.decode(payloads, [ToolCallInput])
         if existing.tool != request.name or _as_bytes(existing.arguments) != _as_bytes(
@@ -275,12 +387,14 @@ class ToolCalls:
             raise CallConflictError(
                 call_id, existing_tool=existing.tool, same_tool=True, other_principal=True
             )
-        return ToolCallHandle(attached.workflow_handle, call_id=call_id, attached=True)
+        return ToolCallHandle(
+            attached.workflow_handle, call_id=call_id, attached=True, client=self._client
+        )
 
     def get(self, call_id: str) -> ToolCallHandle:
         """A handle to the call ``call_id`` (no I/O; a missing call shows up on first use)."""
         handle = self._client.get_workflow_handle(call_id, result_type=CallOutcome)
-        return ToolCallHandle(handle, call_id=call_id)
+        return ToolCallHandle(handle, call_id=call_id, client=self._client)
 
     async def list(
         self, *, phase: Phase | None = None, tool: str | None = None, limit: int = 100
@@ -337,11 +451,17 @@ class ToolCallHandle:
     """One call: follow it, answer it, cancel it."""
 
     def __init__(
-        self, handle: WorkflowHandle[Any, CallOutcome], *, call_id: str, attached: bool = False
+        self,
+        handle: WorkflowHandle[Any, CallOutcome],
+        *,
+        call_id: str,
+        attached: bool = False,
+        client: Client | None = None,
     ) -> None:
         self._handle = handle
         self._call_id = call_id
         self._attached = attached
+        self._client = client
         # The question pending in the last status read, so answer() pins it without a read.
         self._pending_seen: str | None = None
 
@@ -363,6 +483,9 @@ class ToolCallHandle:
     async def status(self, *, wait_for_worker: timedelta = timedelta(seconds=10)) -> CallStatus:
         """The call's current snapshot (query ``status``).
 
+        When the round in flight has been scheduled for a few seconds and no worker took it,
+        ``waiting_for_worker`` says which worker the call waits for (tool, contract, queue).
+
         A query is answered by a worker. For a finished call with no worker polling, the
         snapshot is rebuilt from the recorded outcome after ``wait_for_worker`` (phase,
         rounds and outcome; answers then come back empty).
@@ -382,7 +505,10 @@ class ToolCallHandle:
                 reject_condition=QueryRejectCondition.NOT_COMPLETED_CLEANLY,
             )
             self._pending_seen = status.pending.request_id if status.pending else None
-            return status
+            if self._client is None:
+                return status
+            waiting = await worker_wait(self._client, self._handle, status)
+            return replace(status, waiting_for_worker=waiting) if waiting else status
         except WorkflowQueryRejectedError as err:
             self._pending_seen = None
             return await self._closed_status(err, wait_for_worker)
@@ -659,6 +785,12 @@ class ToolCallHandle:
             )
         return ToolCallsError(f"call {self._call_id!r}: {err.message}")
 
+
+UNSERVED_TIMEOUT_NOW = timedelta(seconds=10)
+"""Round 1's schedule-to-start timeout when no worker polls the tool's queue at start: long
+enough for a worker that is starting to poll (a worker prints "ready" before every one of its
+queues has polled once), short enough that a hallucinated tool name gets its INVALID answer
+within seconds."""
 
 _MAX_NAME_BYTES = 4096
 """Longest request id or ``answered_by`` sent (they travel with every answer)."""

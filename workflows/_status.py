@@ -30,6 +30,8 @@ __all__ = [
     "PendingInput",
     "Phase",
     "RefusedAnswer",
+    "RoundRoute",
+    "WorkerWait",
     "principal_json",
 ]
 
@@ -184,6 +186,60 @@ class CallOutcome:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RoundRoute:
+    """Where the round in flight was sent: the task queue, and the contract it must run on.
+
+    ``contract_digest`` is ``None`` for round 1 (any worker serving the tool takes it).
+    """
+
+    task_queue: str
+    round: int
+    contract_digest: str | None = None
+    scheduled_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerWait:
+    """Why a running call is stuck: its round was scheduled and no worker has taken it.
+
+    Filled in by :meth:`ToolCallHandle.status` (not by the workflow, which cannot see pollers)
+    when the round has waited a few seconds; ``last_poll_at`` is when a worker last polled the
+    round's queue (``None``: none in the server's poller history, about five minutes).
+    """
+
+    tool: str
+    contract_digest: str | None
+    task_queue: str
+    waiting_since: datetime
+    last_poll_at: datetime | None = None
+
+    @property
+    def message(self) -> str:
+        """One line for people: which worker the call waits for."""
+        contract = (
+            f", contract {self.contract_digest[:12]}" if self.contract_digest is not None else ""
+        )
+        polled = (
+            f"no worker has polled task queue {self.task_queue!r} since"
+            f" {iso_time(self.last_poll_at)}"
+            if self.last_poll_at is not None
+            else f"no worker polls task queue {self.task_queue!r}"
+        )
+        return f"waiting for a worker with tool {self.tool}{contract} ({polled})"
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """As plain JSON, with :attr:`message` for people."""
+        return {
+            "message": self.message,
+            "tool": self.tool,
+            "contract_digest": self.contract_digest,
+            "task_queue": self.task_queue,
+            "waiting_since": iso_time(self.waiting_since),
+            "last_poll_at": iso_time(self.last_poll_at),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CallStatus:
     """A snapshot of one call, answered by the ``status`` query."""
 
@@ -202,6 +258,10 @@ class CallStatus:
     principal: Principal | None = None
     # Whether answers must carry a verified identity token.
     require_verified: bool = False
+    # The round in flight and its queue (None while waiting for input or once finished).
+    route: RoundRoute | None = None
+    # Set by the facade when that round has waited a few seconds for a worker.
+    waiting_for_worker: WorkerWait | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
         """The snapshot as plain JSON, each member in its own value's shape."""
@@ -218,6 +278,11 @@ class CallStatus:
             "refused": [refused.to_json_dict() for refused in self.refused],
             "outcome": self.outcome.to_json_dict() if self.outcome is not None else None,
             "notify_errors": list(self.notify_errors),
+            "waiting_for_worker": (
+                self.waiting_for_worker.to_json_dict()
+                if self.waiting_for_worker is not None
+                else None
+            ),
         }
 
 

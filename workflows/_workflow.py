@@ -7,6 +7,16 @@ optional answer deadline (EXPIRED) or cancellation (CANCELLED). An accepted answ
 tool in the next round, through ``InputRequest.continuation`` and ``Contract.prepare`` inside
 the activity.
 
+Routing: the workflow runs on the main task queue, and each round's activity on a queue only the
+right workers poll: round 1 on the tool's queue (``wire.tool_queue``), later rounds on the queue
+of the contract the call started with (``wire.contract_queue``). So a round never reaches a
+worker without the tool, and a re-entry never one whose contract changed: while no such worker
+runs, the round stays scheduled and the call waits (no schedule-to-start timeout), and a worker
+serving that contract again picks it up. Only round 1 may be given a schedule-to-start timeout
+(``ToolCallInput.unserved_timeout_seconds``): nothing has run yet, so a tool no worker serves
+ends INVALID, which a model can read. Calls started before routing (``ToolCallInput.routed``
+false, its default) keep running their rounds on the main queue, so their histories replay.
+
 The module is deterministic: no I/O, time from ``workflow.now()``, no global state. It runs
 outside Temporal's sandbox (``sandboxed=False``; see ``workers.workflow_runner``): it is the only
 workflow a worker runs, user code never runs in it, and replaying recorded histories in the test
@@ -26,13 +36,16 @@ from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
     CancelledError,
+    TimeoutType,
 )
 from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 with workflow.unsafe.imports_passed_through():
+    import json
     from typing import assert_never
 
     from scope_tool import FailureKind, InputRequest, Output
+    from scope_tool._definition import NAME_PATTERN
     from workflows._answer_check import Accepted, Refused, check_answer
     from workflows._notices import Notices
     from workflows._status import (
@@ -42,11 +55,13 @@ with workflow.unsafe.imports_passed_through():
         PendingInput,
         Phase,
         RefusedAnswer,
+        RoundRoute,
     )
     from workflows.identity import installed_identity_secret
     from workflows.wire import (
         ANSWER,
         CALL_TOOL_ACTIVITY,
+        FIRST_STOP,
         PHASE_KEY,
         STATUS,
         TOOL_KEY,
@@ -63,6 +78,10 @@ with workflow.unsafe.imports_passed_through():
         RoundInvalid,
         RoundResult,
         ToolCallInput,
+        contract_queue,
+        request_digest,
+        tool_queue,
+        update_id_digest,
     )
 
 __all__ = ["ToolCallWorkflow"]
@@ -85,6 +104,7 @@ class ToolCallWorkflow:
         self._notices = Notices(call)
         self._outcome: CallOutcome | None = None
         self._contract_digest: str | None = None
+        self._route: RoundRoute | None = None
 
     @workflow.run
     async def run(self, call: ToolCallInput) -> CallOutcome:
@@ -104,6 +124,12 @@ class ToolCallWorkflow:
 
     async def _drive(self) -> CallOutcome:
         call = self._call
+        if call.routed and NAME_PATTERN.fullmatch(call.tool) is None:
+            # No worker can serve it, and it cannot even name a task queue: refuse it here.
+            message = f"tool: unknown tool {json.dumps(call.tool)}"
+            return self._finish(
+                Phase.INVALID, output=Output.text_output(f"error: {message}"), message=message
+            )
         input_request: bytes | None = None
         response: bytes | None = None
         while True:
@@ -171,13 +197,23 @@ class ToolCallWorkflow:
         """One activity; a lost worker re-runs the round only for a tool declared retry-safe."""
         call = self._call
         attempt = 0
+        queue, unserved_timeout = self._queue_for(round_input)
         while True:
             attempt += 1
+            if queue is not None:
+                self._route = RoundRoute(
+                    task_queue=queue,
+                    round=round_input.round,
+                    contract_digest=round_input.contract_digest,
+                    scheduled_at=workflow.now(),
+                )
             try:
                 result: RoundResult = await workflow.execute_activity(
                     CALL_TOOL_ACTIVITY,
                     round_input,
                     result_type=cast(type, RoundResult),
+                    task_queue=queue,
+                    schedule_to_start_timeout=unserved_timeout,
                     start_to_close_timeout=timedelta(seconds=call.tool_timeout_seconds),
                     heartbeat_timeout=timedelta(seconds=call.heartbeat_timeout_seconds),
                     retry_policy=RetryPolicy(maximum_attempts=1),
@@ -188,6 +224,17 @@ class ToolCallWorkflow:
             except ActivityError as err:
                 if isinstance(err.cause, CancelledError):
                     raise asyncio.CancelledError() from err
+                if _unserved(err):
+                    message = f"no worker serves tool {call.tool!r}" + (
+                        f" (none took round 1 within {unserved_timeout.total_seconds():g}s)"
+                        if unserved_timeout is not None
+                        else ""
+                    )
+                    return self._finish(
+                        Phase.INVALID,
+                        output=Output.text_output(f"error: {message}"),
+                        message=message,
+                    )
                 retry_safe = _declared_retry_safe(err)
                 if retry_safe and attempt < call.max_attempts_if_retry_safe:
                     workflow.logger.warning(
@@ -207,6 +254,22 @@ class ToolCallWorkflow:
                         f" {call.tool!r} failed {attempt} times ({_describe(err)})"
                     ),
                 )
+            finally:
+                self._route = None
+
+    def _queue_for(self, round_input: CallToolInput) -> tuple[str | None, timedelta | None]:
+        """The round's task queue and schedule-to-start timeout (None, None: the main queue)."""
+        if not self._call.routed:
+            return None, None
+        main_queue = workflow.info().task_queue
+        if round_input.contract_digest is not None:
+            queue = contract_queue(main_queue, round_input.tool, round_input.contract_digest)
+            return queue, None
+        seconds = self._call.unserved_timeout_seconds
+        return (
+            tool_queue(main_queue, round_input.tool),
+            timedelta(seconds=seconds) if seconds is not None else None,
+        )
 
     async def _wait_for_answer(self, input_request: bytes) -> AnswerRecord | None:
         call = self._call
@@ -369,6 +432,32 @@ class ToolCallWorkflow:
                 )
             )
 
+    @workflow.update(name=FIRST_STOP)
+    async def first_stop(self) -> CallStatus:
+        """Wait until the call stops (ended, or waiting for a person) and return its status.
+
+        It only waits: it changes no state, so attaching it to a call (update-with-start) or
+        sending it twice is harmless. The run waits for ``all_handlers_finished``, and every
+        ending sets a terminal phase first, so a waiting ``first_stop`` always completes.
+        """
+        await workflow.wait_condition(lambda: self._phase is not Phase.RUNNING)
+        return self.status()
+
+    @first_stop.validator
+    def validate_first_stop(self) -> None:
+        """Refuse a ``first_stop`` sent for another request (see ``first_stop_update_id``)."""
+        info = workflow.current_update_info()
+        sent_for = update_id_digest(info.id) if info is not None else None
+        if sent_for is not None and sent_for != request_digest(
+            self._call.tool, self._call.arguments
+        ):
+            raise ApplicationError(
+                f"call {self._call.call_id!r} was started for another request",
+                self._call.tool,
+                type="CallConflict",
+                non_retryable=True,
+            )
+
     @workflow.query(name=STATUS)
     def status(self) -> CallStatus:
         """A snapshot of the call (works on finished calls too)."""
@@ -385,6 +474,7 @@ class ToolCallWorkflow:
             allowed_answerers=tuple(self._call.allowed_answerers),
             principal=self._call.principal,
             require_verified=self._call.require_verified,
+            route=self._route,
         )
 
 
@@ -396,6 +486,12 @@ def _rejection(refused: Refused) -> ApplicationError:
         type="AnswerRejected",
         non_retryable=True,
     )
+
+
+def _unserved(err: ActivityError) -> bool:
+    """Whether round 1 timed out waiting for any worker to take it (nothing ran)."""
+    cause = err.cause
+    return isinstance(cause, ActivityTimeoutError) and cause.type is TimeoutType.SCHEDULE_TO_START
 
 
 def _declared_retry_safe(err: ActivityError) -> bool:

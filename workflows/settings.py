@@ -153,7 +153,7 @@ class Settings:
 
     def worker_command(
         self,
-        tools: str,
+        tools: str | Sequence[str],
         *,
         retry_safe: Sequence[str] = (),
         metrics: str | None = None,
@@ -162,9 +162,11 @@ class Settings:
         """The one way to start ``python -m workers``: its argv and the variables to add.
 
         Everything but the tools travels in the environment, so the worker reads it with this
-        same class and no setting is spelled twice.
+        same class and no setting is spelled twice. Several ``tools`` are versions, newest first.
         """
-        command = [python, "-m", "workers", "--tools", tools]
+        command = [python, "-m", "workers"]
+        for spec in (tools,) if isinstance(tools, str) else tools:
+            command += ["--tools", spec]
         for name in retry_safe:
             command += ["--retry-safe", name]
         if metrics is not None:

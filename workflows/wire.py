@@ -1,6 +1,10 @@
 """The public wire contract between the client, the workflow and the workers.
 
 One input and one result type per workflow, activity, update and signal, with stable names.
+Task-queue names are part of the contract too: the workflow runs on the main task queue, and
+each round of a tool runs on that tool's queue (:func:`tool_queue`, round 1) or on the queue of
+the tool's contract the call started with (:func:`contract_queue`, later rounds), so a round only
+ever reaches a worker that has the tool, and a re-entry only one that has the same contract.
 The activity's result is a tagged union on ``kind``: a tool's outcome (even an error) crosses
 the activity boundary as a value, never as an exception, so the workflow decides the phase with
 one exhaustive ``match``. Fields added later must get defaults so recorded histories decode;
@@ -10,7 +14,9 @@ members), which is how the unused ``retry_safe`` / ``contract_digest`` of round 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Final, Literal
 
 from temporalio.common import SearchAttributeKey
@@ -21,15 +27,24 @@ from workflows._prompt import json_value
 __all__ = [
     "ANSWER",
     "CALL_TOOL_ACTIVITY",
+    "CATALOG",
+    "CATALOG_MEMO",
+    "CATALOG_WORKFLOW_NAME",
+    "CONTRACT_QUEUE_DIGEST_CHARS",
+    "FIRST_STOP",
     "NOTIFY_ACTIVITY",
     "NOTIFY_WORKFLOW",
     "PHASE_KEY",
+    "PUBLISH",
     "STATUS",
     "TOOL_KEY",
+    "WITHDRAW",
     "WORKFLOW_NAME",
     "AnswerInput",
     "AnswerReceipt",
     "CallToolInput",
+    "CatalogInput",
+    "CatalogTool",
     "NotifyDelivery",
     "NotifyInput",
     "RoundCancelled",
@@ -41,6 +56,13 @@ __all__ = [
     "RoundResult",
     "ToolCallInput",
     "ToolStartedHeartbeat",
+    "WorkerCatalog",
+    "catalog_workflow_id",
+    "contract_queue",
+    "first_stop_update_id",
+    "request_digest",
+    "tool_queue",
+    "update_id_digest",
 ]
 
 WORKFLOW_NAME: Final = "scope_tool.ToolCall"
@@ -48,10 +70,64 @@ CALL_TOOL_ACTIVITY: Final = "scope_tool.call_tool"
 NOTIFY_ACTIVITY: Final = "scope_tool.notify"
 NOTIFY_WORKFLOW: Final = "scope_tool.Notify"
 ANSWER: Final = "answer"
+FIRST_STOP: Final = "first_stop"
+"""Update with no argument: completes with the ``status`` value once the call is not RUNNING."""
 STATUS: Final = "status"
+CATALOG_WORKFLOW_NAME: Final = "scope_tool.Catalog"
+PUBLISH: Final = "publish"
+WITHDRAW: Final = "withdraw"
+CATALOG: Final = "catalog"
+CATALOG_MEMO: Final = "catalog"
+"""The catalog workflow's memo key holding its :class:`CatalogInput` (read by a describe)."""
+
+CONTRACT_QUEUE_DIGEST_CHARS: Final = 16
+"""Hex characters of a contract digest in its queue name (64 bits: collisions are not a risk)."""
+
+_FIRST_STOP_PREFIX: Final = f"{FIRST_STOP}:"
+
+
+def request_digest(tool: str, arguments: str | bytes) -> str:
+    """A short digest of a call's request (tool and exact argument bytes)."""
+    raw = arguments.encode("utf-8", "surrogatepass") if isinstance(arguments, str) else arguments
+    return hashlib.sha256(tool.encode("utf-8", "surrogatepass") + b"\0" + raw).hexdigest()[:32]
+
+
+def first_stop_update_id(tool: str, arguments: str | bytes, *, nonce: str) -> str:
+    """The id of one ``first_stop`` update: ``first_stop:{request digest}:{nonce}``.
+
+    The update takes no argument; its id carries the request it was sent for, so the validator
+    refuses it on a call of another request (the conflict ``start`` finds from history) with no
+    extra round trip. The nonce keeps each wait its own update: a reused id would be answered
+    with the first, by now stale, status.
+    """
+    return f"{_FIRST_STOP_PREFIX}{request_digest(tool, arguments)}:{nonce}"
+
+
+def update_id_digest(update_id: str) -> str | None:
+    """The request digest a ``first_stop`` update id carries; ``None`` for any other id."""
+    if not update_id.startswith(_FIRST_STOP_PREFIX):
+        return None
+    digest, _, _ = update_id.removeprefix(_FIRST_STOP_PREFIX).partition(":")
+    return digest
+
 
 TOOL_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolName")
 PHASE_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolPhase")
+
+
+def tool_queue(task_queue: str, tool: str) -> str:
+    """The queue round 1 of a call of ``tool`` runs on: only workers serving ``tool`` poll it."""
+    return f"{task_queue}@{tool}"
+
+
+def contract_queue(task_queue: str, tool: str, contract_digest: str) -> str:
+    """The queue later rounds run on: only workers with this contract of ``tool`` poll it."""
+    return f"{task_queue}@{tool}@{contract_digest[:CONTRACT_QUEUE_DIGEST_CHARS]}"
+
+
+def catalog_workflow_id(task_queue: str) -> str:
+    """The id of the one catalog workflow per task queue (see :class:`WorkerCatalog`)."""
+    return f"scope-tool-catalog:{task_queue}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +148,12 @@ class ToolCallInput:
     principal: Principal | None = None
     # Answers must carry a valid identity token (workflows.identity); its subject answers.
     require_verified: bool = False
+    # How long round 1 may wait for a worker serving the tool before the call ends INVALID
+    # "no worker serves tool X"; None (calls recorded before routing) waits without limit.
+    unserved_timeout_seconds: float | None = None
+    # Rounds run on the tool's and the contract's queues; False (calls started before routing
+    # existed) runs them on the main queue, as those calls' histories recorded.
+    routed: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -216,6 +298,38 @@ class NotifyInput:
             "request_id": self.request_id,
             "prompt": json_value(self.prompt.encode("utf-8")) if self.prompt is not None else None,
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogTool:
+    """One tool a worker serves, as the model sees it, with its contract digest.
+
+    ``newest`` is true when this worker serves the tool's own queue (new calls) with this
+    version; an older version a worker keeps only for calls that started on it is ``False``.
+    """
+
+    name: str
+    description: str
+    input_schema: bytes
+    contract_digest: str
+    newest: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerCatalog:
+    """What one worker process serves (signal ``publish``; ``withdraw`` carries ``worker_id``)."""
+
+    worker_id: str
+    tools: tuple[CatalogTool, ...] = ()
+    published_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogInput:
+    """The catalog workflow's input, and its state carried across continue-as-new."""
+
+    task_queue: str
+    workers: tuple[WorkerCatalog, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,13 +3,10 @@
 Turn: a model turn of five ``sleep`` calls (0.2 s to 1.0 s) through ``run_turn``, against the
 slowest of them (1.0 s) alone through ``start_and_wait``; goal: the turn takes at most 1.2x.
 
-First stop: how long from "start this call" to "it completed or waits for a person".
-``start_and_wait`` today is a start plus the ``status`` query polled with backoff; the fast path
-is one update-with-start round trip, which needs a workflow update that completes at the first
-stop. The workflow has none yet, so this benchmark registers, on its own task queue, the
-engine's workflow plus exactly that update (``FirstStopWorkflow``, same workflow name and same
-activities) and times both paths against it, alternating, for a completing tool (``echo``) and an
-asking tool (``approve``). The ratio says what the fast path would save.
+First stop: how long from "start this call" to "it completed or waits for a person", through
+``ToolCalls.start_and_wait`` (one update-with-start round trip of the workflow's ``first_stop``
+update) against ``start`` plus the ``status`` query polled with backoff (``wait_for_stop``),
+alternating, for a completing tool (``echo``) and an asking tool (``approve``).
 
 Workers run in this process (both paths share them, so the comparison is like for like).
 """
@@ -28,27 +25,16 @@ import pytest
 from agents.agent_tools import PLAIN
 from bench_report import Figure, GoalKind
 from bench_tools import registry as bench_registry
-from temporalio import workflow
-from temporalio.client import Client, WithStartWorkflowOperation
-from temporalio.common import (
-    SearchAttributePair,
-    TypedSearchAttributes,
-    WorkflowIDConflictPolicy,
-)
-from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from scope_tool import Request
-from scope_tool_agents import ModelToolCall, run_turn, start_and_wait
-from workers import ToolActivities, build_worker, notify
+from scope_tool_agents import ModelToolCall, run_turn, start_and_wait, wait_for_stop
+from workers import build_worker
 from workflows import (
-    CallOutcome,
     CallStatus,
     Phase,
     ToolCalls,
-    ToolCallWorkflow,
     with_scope_tool_converter,
 )
-from workflows.wire import PHASE_KEY, TOOL_KEY, WORKFLOW_NAME, ToolCallInput
 
 TURN_REPEATS = 8
 FIRST_STOP_CALLS = 40
@@ -56,43 +42,10 @@ WARM_UP = 5
 SLEEPS = (0.2, 0.4, 0.6, 0.8, 1.0)
 
 
-@workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
-class FirstStopWorkflow(ToolCallWorkflow):
-    """The engine's workflow plus the update the fast path needs (benchmark only)."""
-
-    @workflow.run
-    async def run(self, call: ToolCallInput) -> CallOutcome:
-        """The engine's run, unchanged."""
-        return await super().run(call)
-
-    @workflow.update(name="first_stop")
-    async def first_stop(self) -> CallStatus:
-        """Complete once the call has ended or waits for a person; return its status."""
-        await workflow.wait_condition(lambda: self._phase is not Phase.RUNNING)
-        return self.status()
-
-
-async def fast_first_stop(
-    client: Client, task_queue: str, request: Request, call_id: str
-) -> CallStatus:
-    """Update-with-start: start (or attach) and wait for the first stop in one round trip."""
-    operation = WithStartWorkflowOperation(
-        WORKFLOW_NAME,
-        ToolCallInput(call_id=call_id, tool=request.name, arguments=request.arguments),
-        id=call_id,
-        task_queue=task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        search_attributes=TypedSearchAttributes(
-            [
-                SearchAttributePair(TOOL_KEY, request.name),
-                SearchAttributePair(PHASE_KEY, Phase.RUNNING.value),
-            ]
-        ),
-    )
-    status: CallStatus = await client.execute_update_with_start_workflow(
-        "first_stop", start_workflow_operation=operation, result_type=CallStatus
-    )
-    return status
+async def polled_first_stop(calls: ToolCalls, request: Request, call_id: str) -> CallStatus:
+    """The path before the fast one: start (one eager RPC), then poll ``status`` with backoff."""
+    handle = await calls.start(request, call_id=call_id)
+    return await wait_for_stop(handle)
 
 
 def median_ms(samples: list[float]) -> float:
@@ -175,22 +128,15 @@ async def test_start_to_first_stop_update_with_start_vs_polling(
 
     async def polling(index: int) -> None:
         call_id = f"poll-{token}-{index}"
-        status = await start_and_wait(calls, request(index), call_id=call_id)
+        status = await polled_first_stop(calls, request(index), call_id)
         assert status.phase is expected, status
 
     async def fast(index: int) -> None:
         call_id = f"fast-{token}-{index}"
-        status = await fast_first_stop(client, task_queue, request(index), call_id)
+        _, status = await calls.start_and_wait(request(index), call_id=call_id)
         assert status.phase is expected, status
 
-    activities = ToolActivities(bench_registry)
-    async with Worker(
-        client,
-        task_queue=task_queue,
-        workflows=[FirstStopWorkflow],
-        activities=[activities.call_tool, notify],
-        workflow_runner=UnsandboxedWorkflowRunner(),
-    ):
+    async with build_worker(client, bench_registry, task_queue=task_queue):
         samples = await alternate(
             {"update-with-start": fast, "start + polling": polling},
             calls=FIRST_STOP_CALLS,
@@ -213,7 +159,7 @@ async def test_start_to_first_stop_update_with_start_vs_polling(
             baseline=median_ms(samples["start + polling"]),
             goal=GoalKind.NONE,
             note=f"{FIRST_STOP_CALLS} calls each after {WARM_UP} warm-up, alternating;"
-            " the fast path needs a first_stop update in the workflow",
+            " ToolCalls.start_and_wait vs start + wait_for_stop",
         )
     )
     print(

@@ -6,7 +6,6 @@ Exit codes: 2 for a wrong command line (bad JSON, unknown flag), 1 for a refusal
 
 from __future__ import annotations
 
-import json
 import uuid
 
 from ._cli import DevProcess, assert_user_error, cli, free_port, run_cli
@@ -46,13 +45,12 @@ def test_unknown_call_id(dev_session: DevProcess) -> None:
     assert_user_error(answered, code=1, contains="no call with id 'no-such-call-anywhere'")
 
 
-def test_unknown_tool_ends_the_call_without_a_traceback(dev_session: DevProcess) -> None:
-    result = cli(dev_session, "call", "no_such_tool", "{}", "--wait", "--timeout", "60")
-    assert result.code == 1, result
-    assert "Traceback" not in result.stdout + result.stderr
-    status = json.loads(cli(dev_session, "status", _call_id(result.stdout), "--json").stdout)
-    assert status["phase"] in {"INVALID", "ERRORED"}
-    assert "no_such_tool" in json.dumps(status["outcome"])
+def test_unknown_tool_is_refused_before_anything_starts(dev_session: DevProcess) -> None:
+    result = cli(dev_session, "call", "no_such_tool", "{}", "--id", "never-started", "--wait")
+    assert_user_error(result, code=1, contains="no worker serves tool 'no_such_tool'")
+    assert "scope-tool tools" in result.stderr
+    missing = cli(dev_session, "status", "never-started")
+    assert_user_error(missing, code=1, contains="no call with id 'never-started'")
 
 
 def test_invalid_arguments_end_invalid(dev_session: DevProcess) -> None:

@@ -186,9 +186,14 @@ def test_pending_still_lists_a_call_nobody_can_answer_for(tmp_path: Path) -> Non
         cli_command("worker", "--tools", "workers.examples:registry", "--task-queue", queue),
         env={**os.environ, "SCOPE_TOOL_ADDRESS": dev.address},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
+        # `call` names only a tool some worker serves: wait until this one polls.
+        assert worker.stderr is not None
+        ready = worker.stderr.readline()
+        assert "worker ready" in ready, ready
         arguments = '{"path": "orphan.txt", "content": "x"}'
         started = run_cli(
             "call",
@@ -214,5 +219,5 @@ def test_pending_still_lists_a_call_nobody_can_answer_for(tmp_path: Path) -> Non
     finally:
         if worker.poll() is None:
             worker.kill()
-            worker.wait()
+        worker.communicate()  # reaps it and closes its stderr pipe
         assert dev.stop(signal.SIGINT) == 0

@@ -58,6 +58,10 @@ def test_worker_serves_a_registry_from_the_current_folder(
         text=True,
     )
     try:
+        # A call names a tool only once a worker serves it (else it is refused, did-you-mean).
+        assert worker.stderr is not None
+        ready = worker.stderr.readline()
+        assert "worker ready" in ready, ready
         waited = cli(
             dev_session,
             "call",

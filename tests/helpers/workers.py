@@ -47,7 +47,7 @@ class WorkerProcess:
 
     address: str
     task_queue: str
-    tools: str
+    tools: str | tuple[str, ...]  # several: registry versions, newest first
     log_file: Path
     retry_safe: tuple[str, ...] = ()
     environment: dict[str, str] = field(default_factory=dict)
@@ -123,7 +123,7 @@ async def worker_process(
     task_queue: str,
     log: Path,
     *,
-    tools: str = "runtime.example_tools:REGISTRY",
+    tools: str | tuple[str, ...] = "runtime.example_tools:REGISTRY",
     retry_safe: tuple[str, ...] = ("slow_safe",),
     environment: dict[str, str] | None = None,
 ) -> AsyncIterator[WorkerProcess]:

@@ -28,7 +28,10 @@ async def worker(temporal_client: Any, task_queue: str, calls: ToolCalls) -> Asy
     """One in-process worker with the ``ask`` tool; calls still running are cancelled after."""
     async with build_worker(temporal_client, REGISTRY, task_queue=task_queue) as running:
         yield running
-        query = f"TaskQueue = '{task_queue}' AND ExecutionStatus = 'Running'"
+        query = (  # the calls, not the task queue's long-lived tool catalog workflow
+            f"TaskQueue = '{task_queue}' AND ExecutionStatus = 'Running'"
+            " AND WorkflowType = 'scope_tool.ToolCall'"
+        )
         async for execution in temporal_client.list_workflows(query):
             handle = calls.get(execution.id)
             try:

@@ -300,7 +300,11 @@ async def _inject_faults(
 
 async def _wait_all_closed(client: Client, task_queue: str, *, until: float) -> None:
     """Poll visibility until no workflow on the task queue is still running."""
-    query = f"TaskQueue = '{task_queue}' AND ExecutionStatus = 'Running'"
+    # Only the calls: each task queue also has its long-lived tool catalog workflow.
+    query = (
+        f"TaskQueue = '{task_queue}' AND ExecutionStatus = 'Running'"
+        " AND WorkflowType = 'scope_tool.ToolCall'"
+    )
     while True:
         try:
             running = (await client.count_workflows(query)).count

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from datetime import timedelta
@@ -123,7 +124,21 @@ async def test_visibility_fields(calls: ToolCalls, worker: Any, tmp_path: Path) 
         call_id=f"vis-{uuid.uuid4()}",
     )
     await wait_for_phase(handle, Phase.AWAITING_INPUT)
-    description = await handle.workflow_handle.describe()
+
+    async def described_phase() -> Any:
+        # The query can answer from the worker's state before the upsert's workflow task is
+        # recorded, so the attribute is read until it has caught up (a loaded machine lags).
+        described = await handle.workflow_handle.describe()
+        found = {key.name: value for key, value in _pairs(described.typed_search_attributes)}
+        return described if found.get("ScopeToolPhase") == "AWAITING_INPUT" else None
+
+    description = None
+    for _ in range(100):
+        description = await described_phase()
+        if description is not None:
+            break
+        await asyncio.sleep(0.1)
+    assert description is not None, "ScopeToolPhase never reached AWAITING_INPUT"
     assert await description.static_summary() == "scope-tool call of deploy_plan"
     attributes = {key.name: value for key, value in _pairs(description.typed_search_attributes)}
     assert attributes["ScopeToolName"] == "deploy_plan"
@@ -137,9 +152,10 @@ async def test_visibility_fields(calls: ToolCalls, worker: Any, tmp_path: Path) 
     assert attributes["ScopeToolPhase"] == "CANCELLED"
 
 
-async def test_changed_contract_refuses_to_reenter(
+async def test_changed_contract_waits_for_its_own_contract(
     calls: ToolCalls, temporal_client: Any, task_queue: str, tmp_path: Path
 ) -> None:
+    """A re-entry never runs on a changed contract: the call waits, then resumes on its own."""
     ledger = tmp_path / "ledger"
     request = Request(
         name="deploy_plan", arguments=json.dumps({"ledger": str(ledger), "service": "db"})
@@ -151,10 +167,27 @@ async def test_changed_contract_refuses_to_reenter(
         await wait_for_phase(handle, Phase.AWAITING_INPUT)
     async with build_worker(temporal_client, CHANGED_REGISTRY, task_queue=task_queue):
         await handle.answer({"approve": True})
-        outcome = await handle.result()
-    assert outcome.phase is Phase.ERRORED
-    assert 'contract of tool "deploy_plan" changed since round 1' in outcome.message
-    assert ledger_lines(ledger) == ["plan"]
+
+        async def stuck() -> bool:
+            return (await handle.status()).waiting_for_worker is not None
+
+        await wait_until_async(stuck)
+        status = await handle.status()
+        assert status.phase is Phase.RUNNING
+        wait = status.waiting_for_worker
+        assert wait is not None
+        digest = REGISTRY.resolve("deploy_plan").contract.digest  # type: ignore[union-attr]
+        assert wait.contract_digest == digest
+        assert wait.message.startswith(
+            f"waiting for a worker with tool deploy_plan, contract {digest[:12]}"
+        )
+        assert ledger_lines(ledger) == ["plan"]
+    async with build_worker(temporal_client, REGISTRY, task_queue=task_queue):
+        status = await wait_for_phase(handle, Phase.AWAITING_INPUT)
+        assert status.round == 2
+        assert status.waiting_for_worker is None
+    assert ledger_lines(ledger) == ["plan", "prepare"]
+    await handle.cancel()
 
 
 def _pairs(attributes: Any) -> list[tuple[Any, Any]]:

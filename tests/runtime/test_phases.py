@@ -71,7 +71,9 @@ async def test_unknown_tool(calls: ToolCalls, worker: Any) -> None:
     handle = await calls.start(Request(name="no_such_tool", arguments="{}"), call_id=_id())
     outcome = await handle.result()
     assert outcome.phase is Phase.INVALID
-    assert outcome.message == 'tool: unknown tool "no_such_tool"'
+    # No worker polls the tool's queue, so round 1 is never taken and the call ends INVALID.
+    assert outcome.message.startswith("no worker serves tool 'no_such_tool'")
+    assert outcome.output.text() == f"error: {outcome.message}"
 
 
 async def test_errored_plain_exception(calls: ToolCalls, worker: Any, tmp_path: Path) -> None:

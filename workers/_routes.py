@@ -1,0 +1,182 @@
+"""Which queues a worker polls for its tools, and the worker that polls them all.
+
+A registry's tool ``t`` with contract digest ``d`` is served on two queues: ``task_queue@t``
+(round 1 of new calls) and ``task_queue@t@d[:16]`` (later rounds of calls that started on that
+contract). With several versions of a registry (newest first), the first version holding ``t``
+serves ``task_queue@t``, and every distinct contract of ``t`` serves its own queue: calls that
+started on an old contract drain on it while new calls use the new one.
+
+:class:`ToolWorker` runs one Temporal worker per queue on one client and publishes its catalog
+to the task queue's catalog workflow at startup (signal-with-start), withdrawing it on the way
+out, so ``scope-tool tools`` lists what the running workers serve.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from types import TracebackType
+
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.worker import Worker
+
+from scope_tool import Registry
+from workflows.wire import (
+    CATALOG_WORKFLOW_NAME,
+    PUBLISH,
+    WITHDRAW,
+    CatalogInput,
+    CatalogTool,
+    WorkerCatalog,
+    catalog_workflow_id,
+    contract_queue,
+    tool_queue,
+)
+
+__all__ = ["Route", "ToolWorker", "route_plan"]
+
+_log = logging.getLogger(__name__)
+
+_CATALOG_RPC_TIMEOUT = timedelta(seconds=5)
+"""Publishing or withdrawing never holds up a worker's start or stop for longer."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Route:
+    """One queue a worker polls: for which registry version, and the tool it publishes.
+
+    ``tool`` is set on the contract queue (one catalog entry per version of a tool).
+    """
+
+    queue: str
+    version: int
+    tool: CatalogTool | None = None
+
+
+def route_plan(versions: Sequence[Registry], *, task_queue: str) -> list[Route]:
+    """The tool and contract queues for ``versions`` (newest first), each queue once."""
+    routes: list[Route] = []
+    queues: set[str] = set()
+    for index, registry in enumerate(versions):
+        for definition in registry.definitions():
+            binding = registry.resolve(definition.name)
+            assert binding is not None  # a registry resolves each of its definitions
+            digest = binding.contract.digest
+            newest = tool_queue(task_queue, definition.name)
+            if newest not in queues:
+                queues.add(newest)
+                routes.append(Route(queue=newest, version=index))
+            contract = contract_queue(task_queue, definition.name, digest)
+            if contract in queues:
+                continue
+            queues.add(contract)
+            routes.append(
+                Route(
+                    queue=contract,
+                    version=index,
+                    tool=CatalogTool(
+                        name=definition.name,
+                        description=definition.description,
+                        input_schema=definition.input_schema,
+                        contract_digest=digest,
+                        newest=_first_holder(versions, definition.name) == index,
+                    ),
+                )
+            )
+    return routes
+
+
+def _first_holder(versions: Sequence[Registry], name: str) -> int:
+    return next(index for index, each in enumerate(versions) if each.resolve(name) is not None)
+
+
+class ToolWorker:
+    """The Temporal workers of one scope-tool worker, started and stopped together.
+
+    ``async with`` starts them all and publishes the catalog; leaving withdraws the catalog
+    first (so listings drop it at once), then shuts every worker down in parallel, letting
+    running tools finish within the graceful-shutdown time.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        workers: Sequence[Worker],
+        *,
+        task_queue: str,
+        catalog: Sequence[CatalogTool],
+    ) -> None:
+        self._client = client
+        self._workers = tuple(workers)
+        self._task_queue = task_queue
+        self._catalog = tuple(catalog)
+        self._stack: contextlib.AsyncExitStack | None = None
+        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    @property
+    def workers(self) -> tuple[Worker, ...]:
+        """The Temporal workers, the main queue's first."""
+        return self._workers
+
+    @property
+    def queues(self) -> tuple[str, ...]:
+        """Every task queue polled, the main one first."""
+        return tuple(worker.task_queue for worker in self._workers)
+
+    async def __aenter__(self) -> ToolWorker:
+        stack = contextlib.AsyncExitStack()
+        try:
+            for worker in self._workers:
+                await stack.enter_async_context(worker)
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._stack = stack
+        await self._publish()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._withdraw()
+        stack, self._stack = self._stack, None
+        if stack is None:
+            return
+        # Every worker drains at the same time (an exit stack would stop them one by one).
+        await asyncio.gather(*(worker.shutdown() for worker in self._workers))
+        await stack.aclose()
+
+    async def _publish(self) -> None:
+        """Signal-with-start the catalog workflow; a failure is logged, never fatal."""
+        try:
+            await self._client.start_workflow(
+                CATALOG_WORKFLOW_NAME,
+                CatalogInput(task_queue=self._task_queue),
+                id=catalog_workflow_id(self._task_queue),
+                task_queue=self._task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                start_signal=PUBLISH,
+                start_signal_args=[WorkerCatalog(worker_id=self.worker_id, tools=self._catalog)],
+                static_summary=f"tools served on task queue {self._task_queue}",
+                rpc_timeout=_CATALOG_RPC_TIMEOUT,
+            )
+        except Exception as err:  # the tools still run; only `scope-tool tools` misses them
+            _log.warning("could not publish this worker's tool catalog: %s", err)
+
+    async def _withdraw(self) -> None:
+        try:
+            handle = self._client.get_workflow_handle(catalog_workflow_id(self._task_queue))
+            await handle.signal(WITHDRAW, self.worker_id, rpc_timeout=_CATALOG_RPC_TIMEOUT)
+        except Exception as err:
+            _log.warning("could not withdraw this worker's tool catalog: %s", err)

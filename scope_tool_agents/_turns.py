@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
-from scope_tool import Request
+from scope_tool import Principal, Request
 from scope_tool_agents._results import ModelResult, model_result
 from scope_tool_agents.errors import TurnError
 from workflows import CallStatus, Phase, ToolCallHandle, ToolCalls
@@ -159,6 +159,8 @@ async def start_and_wait(
     allowed_answerers: Sequence[str] = (),
     notify_url: str | None = None,
     max_wait: timedelta | None = None,
+    principal: Principal | None = None,
+    require_verified: bool = False,
 ) -> CallStatus:
     """Start (or attach to) a call and return its status at its first stop.
 
@@ -175,6 +177,8 @@ async def start_and_wait(
         answer_timeout=answer_timeout,
         allowed_answerers=allowed_answerers,
         notify_url=notify_url,
+        principal=principal,
+        require_verified=require_verified,
         max_wait=max_wait,
     )
     return status
@@ -197,6 +201,8 @@ async def run_turn(
     allowed_answerers: Sequence[str] = (),
     notify_url: str | None = None,
     max_wait: timedelta | None = None,
+    principal: Principal | None = None,
+    require_verified: bool = False,
 ) -> Turn:
     """Start a model turn's tool calls together and return when each has stopped.
 
@@ -205,8 +211,9 @@ async def run_turn(
         turn_id: Identifies the model turn (e.g. the agent run id plus the turn number); with
             each tool-call id it makes the call id (:func:`call_id_for`).
         tool_calls: The turn's calls, as the model emitted them.
-        answer_timeout, allowed_answerers, notify_url: As :meth:`workflows.ToolCalls.start`,
-            for every call of the turn.
+        answer_timeout, allowed_answerers, notify_url, principal, require_verified: As
+            :meth:`workflows.ToolCalls.start`, for every call of the turn (``principal=None``
+            takes :func:`scope_tool.current_principal`: who the agent acts for in this task).
         max_wait: Return after this long even if some calls still run.
 
     Raises:
@@ -239,6 +246,8 @@ async def run_turn(
                 allowed_answerers=allowed_answerers,
                 notify_url=notify_url,
                 max_wait=max_wait,
+                principal=principal,
+                require_verified=require_verified,
             )
             for _, call_id, request in planned
         )

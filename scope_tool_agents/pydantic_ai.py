@@ -41,7 +41,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from scope_tool import Definition, Registry, Request
+from scope_tool import Definition, Principal, Registry, Request
 from scope_tool_agents._results import ModelResult, model_result
 from scope_tool_agents._turns import call_id_for, start_and_wait
 from scope_tool_agents.errors import AgentsError
@@ -62,6 +62,8 @@ class _Options:
     on_wait: Literal["defer", "inline"]
     answer_timeout: timedelta | None
     allowed_answerers: tuple[str, ...]
+    principal: Principal | None
+    require_verified: bool
 
 
 class ScopeToolset(AbstractToolset[Any]):
@@ -78,6 +80,10 @@ class ScopeToolset(AbstractToolset[Any]):
             a person; ``"inline"`` waits for the durable call to end instead.
         answer_timeout: As :meth:`workflows.ToolCalls.start`.
         allowed_answerers: As :meth:`workflows.ToolCalls.start`.
+        principal: Who the agent acts for in this conversation, as
+            :meth:`workflows.ToolCalls.start` (``None``: the ``acting_for`` block around the
+            agent run, if any).
+        require_verified: As :meth:`workflows.ToolCalls.start`.
         id: The toolset's id among an agent's toolsets.
     """
 
@@ -91,6 +97,8 @@ class ScopeToolset(AbstractToolset[Any]):
         answer_timeout: timedelta | None = None,
         allowed_answerers: tuple[str, ...] = (),
         id: str | None = "scope-tool",
+        principal: Principal | None = None,
+        require_verified: bool = False,
     ) -> None:
         if not isinstance(calls, ToolCalls):
             raise TypeError(f"calls must be a workflows.ToolCalls, not {type(calls).__name__}")
@@ -108,6 +116,8 @@ class ScopeToolset(AbstractToolset[Any]):
             on_wait=on_wait,
             answer_timeout=answer_timeout,
             allowed_answerers=tuple(allowed_answerers),
+            principal=principal,
+            require_verified=require_verified,
         )
         self._id = id
 
@@ -159,6 +169,8 @@ class ScopeToolset(AbstractToolset[Any]):
             call_id=call_id,
             answer_timeout=self._options.answer_timeout,
             allowed_answerers=self._options.allowed_answerers,
+            principal=self._options.principal,
+            require_verified=self._options.require_verified,
         )
         if status.phase is Phase.AWAITING_INPUT:
             if self._options.on_wait == "defer":

@@ -28,6 +28,7 @@ from scope_tool_cli._codec_server import run_codec_server
 from scope_tool_cli._dev import run_dev
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_USAGE, CommandError
 from scope_tool_cli._history import run_history
+from scope_tool_cli._identity import run_token
 from scope_tool_cli._mcp import run_mcp
 from scope_tool_cli._parser import build_parser
 from scope_tool_cli._runtime import use_quiet_runtime
@@ -49,6 +50,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] =
     "tools": run_tools,
     "codec-server": run_codec_server,
     "mcp": run_mcp,
+    "token": run_token,
 }
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from scope_tool_cli._connection import connect, settings_from_args
 from scope_tool_cli._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
+from scope_tool_cli._identity import parse_principal
 from scope_tool_cli._render import (
     answer_hint,
     outcome_to_json,
@@ -93,6 +94,7 @@ async def run_call(args: argparse.Namespace) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise CommandError(f"--timeout must be positive, got {args.timeout}", exit_code=EXIT_USAGE)
     call_id: str = args.id or f"{args.name}-{uuid.uuid4().hex[:12]}"
+    principal = parse_principal(args.acting_for) if args.acting_for else None
     calls = await connect(settings_from_args(args))
     await require_served(calls, args.name)  # before anything starts
     try:
@@ -106,6 +108,8 @@ async def run_call(args: argparse.Namespace) -> int:
             ),
             allowed_answerers=tuple(args.allow),
             notify_url=args.notify_url,
+            principal=principal,
+            require_verified=args.require_verified,
         )
     except CallConflictError as error:
         raise CommandError(str(error), exit_code=EXIT_USAGE) from None
@@ -318,7 +322,11 @@ async def run_answer(args: argparse.Namespace) -> int:
     handle = calls.get(args.call_id)
     try:
         receipt = await handle.answer(
-            response, request_id=args.request_id or None, answered_by=args.by or _default_identity()
+            response,
+            request_id=args.request_id or None,
+            # With a token its subject answers; --by then must match it (or is left out).
+            answered_by=args.by or (None if args.token else _default_identity()),
+            identity_token=args.token,
         )
     except AnswerRejectedError as refusal:
         details = ""

@@ -56,8 +56,14 @@ def render_history(trail: CallHistory) -> str:
         f"  started   {_time(trail.started_at)} by client {trail.started_by or '?'}",
         f"  arguments {_compact(trail.arguments)}",
     ]
+    if trail.principal is not None:
+        from scope_tool_cli._identity import principal_text
+
+        lines.append(f"  acting for {principal_text(trail.principal)}")
     if trail.allowed_answerers:
         lines.append(f"  answerers {', '.join(trail.allowed_answerers)}")
+    if trail.require_verified:
+        lines.append("  answers   verified identities only")
     moments: list[tuple[str, str]] = []
     for question in trail.questions:
         moments.append(
@@ -69,10 +75,11 @@ def render_history(trail: CallHistory) -> str:
         )
     for answer in trail.answers:
         repeat = " (repeat, no effect)" if answer.duplicate else ""
+        verified = " (verified)" if answer.verified else ""
         moments.append(
             (
                 _time(answer.answered_at),
-                f"answered  {answer.request_id} by {answer.answered_by or 'anonymous'}"
+                f"answered  {answer.request_id} by {answer.answered_by or 'anonymous'}{verified}"
                 f" via {answer.via} from client {answer.client_identity or '?'}{repeat}:"
                 f" {_compact(answer.response)}",
             )

@@ -14,6 +14,7 @@ from scope_tool_cli._codec_server import add_codec_server_parser
 from scope_tool_cli._connection import add_connection_arguments
 from scope_tool_cli._dev import EXAMPLE_TOOLS
 from scope_tool_cli._history import add_history_parser
+from scope_tool_cli._identity import add_token_parser
 from scope_tool_cli._mcp import add_mcp_arguments
 
 __all__ = ["build_parser"]
@@ -156,6 +157,17 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument(
         "--notify-url", help="http(s) URL POSTed when the call waits and when it ends"
     )
+    call.add_argument(
+        "--for",
+        dest="acting_for",
+        metavar="USER[:TENANT[:ROLE,ROLE]]",
+        help="the principal the call acts for (the tool's Authorizer sees it)",
+    )
+    call.add_argument(
+        "--require-verified",
+        action="store_true",
+        help="answers must carry an identity token (scope-tool token issue; the inbox adds one)",
+    )
     add_connection_arguments(call)
 
     tools = _command(commands, "tools", "list the tools the running workers serve")
@@ -172,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     answer.add_argument("response", metavar="JSON", help="the answer, e.g. true or '{\"ok\":1}'")
     answer.add_argument("--by", help="who answers (recorded; default: your user name)")
     answer.add_argument("--request-id", help="answer only if this question is still pending")
+    answer.add_argument(
+        "--token",
+        default=os.environ.get("SCOPE_TOOL_IDENTITY_TOKEN") or None,
+        help="identity token from `scope-tool token issue` (env SCOPE_TOOL_IDENTITY_TOKEN)",
+    )
     add_connection_arguments(answer)
 
     pending = _command(commands, "pending", "list the calls waiting for input")
@@ -191,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_connection_arguments(cancel)
 
     add_history_parser(commands)
+    add_token_parser(commands)
     add_codec_server_parser(commands)
 
     inbox = _command(commands, "inbox", "serve the web inbox for waiting calls")

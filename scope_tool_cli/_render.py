@@ -132,6 +132,12 @@ def render_status(status: CallStatus) -> str:
         ("phase", str(status.phase)),
         ("round", str(status.round)),
     ]
+    if status.principal is not None:
+        from scope_tool_cli._identity import principal_text
+
+        rows.append(("acting for", principal_text(status.principal)))
+    if status.require_verified:
+        rows.append(("answers", "verified identities only (identity token)"))
     if status.waiting_for_worker is not None:
         rows += [
             ("stuck", status.waiting_for_worker.message),
@@ -172,7 +178,8 @@ def render_status(status: CallStatus) -> str:
         rows.append(
             (
                 f"answer {number}",
-                f"{json.dumps(answer_fields['response'])} by {answer_fields['answered_by'] or '-'}",
+                f"{json.dumps(answer_fields['response'])} by {answer_fields['answered_by'] or '-'}"
+                + (" (verified)" if answer.verified else ""),
             )
         )
     if status.outcome is not None:
@@ -223,6 +230,8 @@ def refusal_line(error: AnswerRejectedError) -> str:
             f"answer refused ({reason}): call {error.call_id} is not waiting for input"
             f" (phase {detail.phase})"
         )
+    if reason in ("not_verified", "token_expired"):
+        return f"answer refused ({reason}): {error.message}"
     if reason == "not_allowed":
         return (
             f"answer refused (not_allowed): you may not answer call {error.call_id};"

@@ -107,8 +107,8 @@ class InboxApi:
         if request_id is not None and not isinstance(request_id, str):
             return _api_error("request_id must be a string", "bad_request", 400)
         try:
-            receipt = await self._reader.calls.get(call_id).answer(
-                json_bytes(body["response"]), request_id=request_id, answered_by=identity
+            receipt = await self._reader.answer(
+                call_id, json_bytes(body["response"]), request_id=request_id, identity=identity
             )
         except AnswerRejectedError as error:
             return _api_refusal(error)

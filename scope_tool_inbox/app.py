@@ -47,6 +47,7 @@ from scope_tool_inbox.hosts import AllowedHosts
 from scope_tool_inbox.pages import InboxPages
 from scope_tool_inbox.reading import CallReader
 from workflows import ToolCalls
+from workflows.identity import identity_secret_from_environment, secret_bytes
 
 __all__ = ["create_app"]
 
@@ -67,6 +68,7 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     clock: Callable[[], float] = time.time,
     web_ui_url: str | None = None,
+    identity_secret: str | bytes | None = None,
 ) -> Starlette:
     """Build the inbox as an ASGI app (serve it with uvicorn, or test it with httpx).
 
@@ -83,6 +85,10 @@ def create_app(
         clock: Unix time now, for form-token expiry (tests move it).
         web_ui_url: The Temporal Web UI's address (``http://localhost:8233``); each call's
             page then links to the call there. ``None`` shows no link.
+        identity_secret: The secret identity tokens are signed with (``workflows.identity``);
+            ``None`` reads ``SCOPE_TOOL_IDENTITY_SECRET``. With it, each answer carries a token
+            for the authenticated person, so calls that require verified answerers take it.
+            Without authentication (``dev_loopback``) no token is issued: nobody was verified.
 
     Raises:
         InboxConfigError: ``allowed_hosts`` turns the host check off (``*``) while the inbox
@@ -102,7 +108,12 @@ def create_app(
             "token_secret, never dev_loopback alone"
         )
     form_tokens = FormTokens(auth.token_secret, lifetime=form_token_lifetime, clock=clock)
-    reader = CallReader(calls, limit=limit)
+    secret = (
+        identity_secret_from_environment()
+        if identity_secret is None
+        else secret_bytes(identity_secret)
+    )
+    reader = CallReader(calls, limit=limit, identity_secret=secret if auth.authenticated else None)
     pages = InboxPages(
         reader,
         form_tokens=form_tokens,

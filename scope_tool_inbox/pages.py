@@ -308,9 +308,7 @@ class InboxPages:
         else:
             payload = json_bytes(answer)
         try:
-            await self._reader.calls.get(call_id).answer(
-                payload, request_id=request_id, answered_by=identity
-            )
+            await self._reader.answer(call_id, payload, request_id=request_id, identity=identity)
         except AnswerRejectedError as error:
             return await again(refusal_text(error), REFUSAL_HTTP_STATUS.get(error.reason, 422))
         except ToolCallsError as error:

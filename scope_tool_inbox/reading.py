@@ -12,9 +12,10 @@ import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from workflows import (
+    AnswerReceipt,
     AnswerRejectedError,
     CallStatus,
     CallSummary,
@@ -24,12 +25,15 @@ from workflows import (
     ToolCallsError,
 )
 from workflows.history import CallHistory
+from workflows.identity import issue_token
 
 __all__ = ["REFUSAL_HTTP_STATUS", "CallReader", "FinishedCall", "json_bytes", "refusal_text"]
 
 _STATUS_TIMEOUT_SECONDS = 10.0
 _LIST_STATUS_TIMEOUT_SECONDS = 3.0
 _UNREADABLE_RETRY_SECONDS = 30.0
+_TOKEN_LIFETIME = timedelta(minutes=2)
+"""An inbox token is issued for one answer and sent at once; short-lived keeps it harmless."""
 _MAX_PARALLEL_QUERIES = 100
 _HISTORY_TIMEOUT_SECONDS = 10.0
 _FINISHED_HISTORIES_KEPT = 1000
@@ -41,6 +45,8 @@ REFUSAL_HTTP_STATUS = {
     RefusalReason.STALE_REQUEST: 409,
     RefusalReason.NOT_WAITING: 409,
     RefusalReason.FINISHED: 409,
+    RefusalReason.NOT_VERIFIED: 403,
+    RefusalReason.TOKEN_EXPIRED: 403,
 }
 """HTTP status per :attr:`AnswerRejectedError.reason`; any other refusal is 422."""
 
@@ -51,11 +57,17 @@ class CallReader:
     Args:
         calls: The client facade.
         limit: At most this many waiting calls are listed.
+        identity_secret: when set, every answer carries an identity token the inbox issues
+            for the person it authenticated (``workflows.identity``), so calls that require
+            verified answerers take it; ``None``: answers carry the name only.
     """
 
-    def __init__(self, calls: ToolCalls, *, limit: int) -> None:
+    def __init__(
+        self, calls: ToolCalls, *, limit: int, identity_secret: bytes | None = None
+    ) -> None:
         self.calls = calls
         self._limit = limit
+        self._identity_secret = identity_secret
         self._unreadable_until: dict[str, float] = {}
         self._finished: OrderedDict[str, CallHistory] = OrderedDict()
 
@@ -105,6 +117,19 @@ class CallReader:
         rows = list(await asyncio.gather(*(read(summary) for summary in summaries)))
         rows.sort(key=_ended_or_started, reverse=True)
         return rows
+
+    async def answer(
+        self, call_id: str, payload: bytes, *, request_id: str | None, identity: str
+    ) -> AnswerReceipt:
+        """Answer as ``identity`` through the facade, with a fresh identity token if configured."""
+        token = None
+        if self._identity_secret is not None:
+            token = issue_token(
+                identity, secret=self._identity_secret, issuer="inbox", lifetime=_TOKEN_LIFETIME
+            )
+        return await self.calls.get(call_id).answer(
+            payload, request_id=request_id, answered_by=identity, identity_token=token
+        )
 
     async def status(self, call_id: str) -> CallStatus:
         """One call's status; ``TimeoutError`` when nothing answers the query in time."""

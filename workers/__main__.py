@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from workers._routes import ToolWorker
 from workers._worker import load_registry, run_worker
 from workers.telemetry import connect_options, shutdown_telemetry
+from workflows.identity import identity_secret_from_environment
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings
 
 
@@ -59,6 +60,7 @@ async def _serve(args: argparse.Namespace) -> None:
     settings = Settings.from_env(
         address=args.address, namespace=args.namespace, task_queue=args.task_queue
     )
+    identity_secret_from_environment()  # a malformed SCOPE_TOOL_IDENTITY_SECRET fails here, early
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())  # `--tools my_tools:registry` next to my_tools.py
     registries = [load_registry(spec) for spec in args.tools]

@@ -41,6 +41,7 @@ from scope_tool import (
     Output,
     Registry,
     Request,
+    acting_for,
     classify_failure,
 )
 from scope_tool.errors import ToolError
@@ -156,12 +157,15 @@ class ToolActivities:
         except (ToolError, ValueError) as exc:
             return RoundInvalid(message=str(exc), output=Output.text_output(f"error: {exc}"))
         label = f"tool {_quote(round_input.tool)} (call {_quote(round_input.call_id)}, round {round_input.round})"
-        end = await run_isolated(
-            lambda: binding.call(invocation),
-            label=label,
-            warn_after=self._warn_after,
-            grace=self._cancel_grace,
-        )
+        # The call's principal reaches every Guard's Authorizer in this round (the tool's
+        # thread runs in a copy of this context).
+        with acting_for(round_input.principal):
+            end = await run_isolated(
+                lambda: binding.call(invocation),
+                label=label,
+                warn_after=self._warn_after,
+                grace=self._cancel_grace,
+            )
         if end.cancelled and not _cancel_requested():
             # The worker is shutting down or the round timed out: the call was not cancelled,
             # so the round is lost as before (outcome unknown, or re-run if retry-safe).

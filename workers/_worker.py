@@ -24,6 +24,7 @@ from workflows import with_scope_tool_converter
 from workflows._catalog import CatalogWorkflow
 from workflows._notify_workflow import NotifyWorkflow
 from workflows._workflow import ToolCallWorkflow
+from workflows.identity import identity_secret_from_environment, install_identity_secret
 from workflows.settings import DEFAULT_TASK_QUEUE
 
 __all__ = ["build_worker", "load_registry", "run_worker", "workflow_runner"]
@@ -75,6 +76,13 @@ def build_worker(
             call's tool learns of it within about this long (one heartbeat RPC per interval).
         notify_secret: signs webhook bodies (HMAC-SHA256, see ``workflows.webhook``).
         notify_allowed: comma-separated URL prefixes webhooks may be sent to (None: any).
+
+    ``SCOPE_TOOL_IDENTITY_SECRET``, when set, is installed as the secret this process's
+    workflows verify identity tokens with (``workflows.identity``); unset, an installed one
+    is kept.
+
+    Raises:
+        IdentityError: ``SCOPE_TOOL_IDENTITY_SECRET`` is set but shorter than 16 bytes.
     """
     if not task_queue or "@" in task_queue:
         raise ValueError(
@@ -91,6 +99,9 @@ def build_worker(
     )
     if unknown:
         raise ValueError(f"retry_safe names tools the registry does not hold: {', '.join(unknown)}")
+    secret = identity_secret_from_environment()
+    if secret is not None:
+        install_identity_secret(secret)
     client = with_scope_tool_converter(client)
     plan = route_plan(versions, task_queue=task_queue)
 

@@ -19,12 +19,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 from scope_tool import MAX_INPUT_BYTES, InputRequest, check_ijson
 from scope_tool._schema_check import CheckOutcome
 from workflows._status import AnswerRecord, PendingInput, Phase
 from workflows.errors import RefusalDetail, RefusalReason
+from workflows.identity import IdentityError, token_subject, verify_token
 from workflows.wire import AnswerInput, CheckAnswerResult
 
 __all__ = [
@@ -74,10 +75,16 @@ def _capped(text: str) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Accepted:
-    """The answer is taken (or is an exact repeat of one already taken)."""
+    """The answer is taken (or is an exact repeat of one already taken).
+
+    ``answered_by`` is who answered: the verified token subject when a token came with it
+    (then ``verified``), else the claimed name.
+    """
 
     request_id: str
     duplicate: bool = False
+    answered_by: str | None = None
+    verified: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,6 +121,10 @@ def check_answer(
     max_steps: int | None = WORKFLOW_CHECK_STEPS,
     max_bytes: int | None = WORKFLOW_CHECK_BYTES,
     carried: int | None = None,
+    require_verified: bool = False,
+    identity_secret: bytes | None = None,
+    now: float = 0.0,
+    token_mode: Literal["verify", "validated", "refuse"] = "verify",
 ) -> Accepted | Refused | Unchecked:
     """Decide one answer against the call's committed state (see the module docstring).
 
@@ -123,6 +134,13 @@ def check_answer(
     ``carried`` is the encoded size of what the next round carries besides the answer (the
     arguments and the question); with it, an answer that would make that round's input too
     large for Temporal is refused as too large for this call.
+
+    An identity token, when given (and required when ``require_verified``), is checked as
+    ``token_mode`` says: ``"verify"`` (the update validator) verifies it with
+    ``identity_secret`` at ``now`` (``workflow.now()``), a pure function of its inputs;
+    ``"validated"`` (the update handler, which runs only after the validator accepted, and on
+    replay without it) takes its subject; ``"refuse"`` (signals, which have no validator) refuses
+    any token, so replaying a history never needs the secret (see :mod:`workflows.identity`).
     """
     request_id = answer.request_id
     waiting_on = pending.request_id if pending is not None else None
@@ -148,7 +166,12 @@ def check_answer(
     if request_id is not None and request_id in answered:
         previous = answered[request_id]
         if previous.response == answer.response:
-            return Accepted(request_id=request_id, duplicate=True)
+            return Accepted(
+                request_id=request_id,
+                duplicate=True,
+                answered_by=previous.answered_by,
+                verified=previous.verified,
+            )
         return refuse(
             RefusalReason.STALE_REQUEST,
             f"request {request_id!r} was already answered"
@@ -176,10 +199,41 @@ def check_answer(
             f"request {request_id!r} is not the pending one;"
             f" call {call_id!r} now waits on {pending.request_id!r}",
         )
-    if allowed_answerers and answer.answered_by not in allowed_answerers:
+    answered_by, verified = answer.answered_by, False
+    token = answer.identity_token
+    if token is not None and token_mode == "refuse":
+        return refuse(
+            RefusalReason.NOT_VERIFIED,
+            f"call {call_id!r} takes identity tokens by update only (the answer path of"
+            " ToolCallHandle.answer, the CLI and the inbox), not by signal",
+        )
+    if token is not None:
+        if token_mode == "validated":
+            # The update validator verified this token in this same activation; on replay
+            # validators do not run, and the accepted update in history is the proof.
+            name = token_subject(token)
+        else:
+            try:
+                name = verify_token(token, secret=identity_secret, now=now).name
+            except IdentityError as exc:
+                reason = RefusalReason(exc.reason)
+                return refuse(reason, f"call {call_id!r} refused the answer's identity: {exc}")
+        if answered_by is not None and answered_by != name:
+            return refuse(
+                RefusalReason.NOT_VERIFIED,
+                f"the answer claims to be by {answered_by!r} but its identity token is {name!r}'s",
+            )
+        answered_by, verified = name, True
+    elif require_verified:
+        return refuse(
+            RefusalReason.NOT_VERIFIED,
+            f"call {call_id!r} requires a verified identity: answer with an identity token"
+            " (the inbox adds one; an operator gets one from `scope-tool token issue`)",
+        )
+    if allowed_answerers and answered_by not in allowed_answerers:
         return refuse(
             RefusalReason.NOT_ALLOWED,
-            f"{answer.answered_by!r} may not answer call {call_id!r};"
+            f"{answered_by!r} may not answer call {call_id!r};"
             f" allowed: {', '.join(allowed_answerers)}",
             allowed=tuple(allowed_answerers),
         )
@@ -227,7 +281,7 @@ def check_answer(
             problem=verdict.violation if verdict.violation is not None else verdict.detail,
             schema_path=verdict.path,
         )
-    return Accepted(request_id=pending.request_id)
+    return Accepted(request_id=pending.request_id, answered_by=answered_by, verified=verified)
 
 
 def _invalid_json(refuse: Callable[..., Refused], verdict: CheckAnswerResult) -> Refused:

@@ -40,7 +40,7 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
-from scope_tool import MAX_INPUT_BYTES, Request, check_ijson
+from scope_tool import MAX_INPUT_BYTES, Principal, Request, check_ijson, current_principal
 from workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
 from workflows._busy import retry_while_busy
 from workflows._closed import closed_outcome, closed_phase, phase_clause, summary_phase
@@ -58,6 +58,7 @@ from workflows.errors import (
     ToolCallsError,
 )
 from workflows.history import CallHistory, fetch_call_history
+from workflows.identity import token_subject
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from workflows.tracing import client_tracing_interceptors
 from workflows.web_ui_text import start_details, start_summary
@@ -182,6 +183,8 @@ class ToolCalls:
         answer_timeout: timedelta | None = None,
         allowed_answerers: Sequence[str] = (),
         notify_url: str | None = None,
+        principal: Principal | None = None,
+        require_verified: bool = False,
     ) -> ToolCallHandle:
         """Start the call ``call_id`` for ``request``, or attach to the call with that id.
 
@@ -192,6 +195,11 @@ class ToolCalls:
             answer_timeout: how long each question may wait for an answer (then EXPIRED).
             allowed_answerers: identities allowed to answer (``answered_by``); empty = anyone.
             notify_url: an ``http(s)://`` URL POSTed when the call waits and when it ends.
+            principal: who the agent acts for; recorded with the call and given to the tool's
+                ``Authorizer`` in every round. ``None`` takes :func:`scope_tool.current_principal`
+                (the ``acting_for`` block around this call), which may be ``None`` too.
+            require_verified: answers must carry a valid identity token
+                (:mod:`workflows.identity`); the token's subject is who answered.
 
         Raises:
             ValueError: an argument is malformed (nothing was started).
@@ -202,6 +210,8 @@ class ToolCalls:
             answer_timeout=answer_timeout,
             allowed_answerers=allowed_answerers,
             notify_url=notify_url,
+            principal=principal,
+            require_verified=require_verified,
         )
         try:
             handle = await self._client.start_workflow(
@@ -218,7 +228,7 @@ class ToolCalls:
                 request_eager_start=True,
             )
         except WorkflowAlreadyStartedError:
-            return await self._attach(call_id, request)
+            return await self._attach(call_id, request, call.principal)
         except RPCError as err:
             if err.status == RPCStatusCode.INVALID_ARGUMENT:
                 # The server refused the call's shape (a tool name too long for its search
@@ -231,7 +241,7 @@ class ToolCalls:
         response = getattr(handle, "_start_workflow_response", None)
         if response is not None and getattr(response, "started", True) is False:
             # USE_EXISTING returned the running call with this id rather than starting one.
-            return await self._attach(call_id, request)
+            return await self._attach(call_id, request, call.principal)
         return ToolCallHandle(handle, call_id=call_id, client=self._client)
 
     async def start_and_wait(
@@ -243,6 +253,8 @@ class ToolCalls:
         allowed_answerers: Sequence[str] = (),
         notify_url: str | None = None,
         max_wait: timedelta | None = None,
+        principal: Principal | None = None,
+        require_verified: bool = False,
     ) -> tuple[ToolCallHandle, CallStatus]:
         """Start (or attach to) a call and return it with its status at its first stop.
 
@@ -261,6 +273,8 @@ class ToolCalls:
             answer_timeout=answer_timeout,
             allowed_answerers=allowed_answerers,
             notify_url=notify_url,
+            principal=principal,
+            require_verified=require_verified,
         )
         if max_wait is not None and max_wait <= timedelta(0):
             raise ValueError(f"max_wait must be positive, got {max_wait}")
@@ -273,6 +287,8 @@ class ToolCalls:
                 answer_timeout=answer_timeout,
                 allowed_answerers=allowed_answerers,
                 notify_url=notify_url,
+                principal=call.principal,
+                require_verified=require_verified,
             ),
             max_wait=max_wait,
         )
@@ -285,6 +301,8 @@ class ToolCalls:
         answer_timeout: timedelta | None,
         allowed_answerers: Sequence[str],
         notify_url: str | None,
+        principal: Principal | None = None,
+        require_verified: bool = False,
     ) -> ToolCallInput:
         """The workflow input for a call, or the ValueError saying which argument is wrong."""
         if not isinstance(request, Request):
@@ -316,6 +334,14 @@ class ToolCalls:
             raise ValueError(f"notify_url must be an http:// or https:// URL, got {notify_url!r}")
         if notify_url is not None:
             check_destination(notify_url, self._notify_allowed)
+        if principal is None:
+            principal = current_principal()
+        elif not isinstance(principal, Principal):
+            raise ValueError(
+                f"principal must be a scope_tool.Principal, not {type(principal).__name__}"
+            )
+        if not isinstance(require_verified, bool):
+            raise ValueError(f"require_verified must be a bool, got {require_verified!r}")
         return ToolCallInput(
             call_id=call_id,
             tool=request.name,
@@ -325,6 +351,8 @@ class ToolCalls:
             notify_url=notify_url,
             notify_initial_interval_seconds=self._notify_initial_interval.total_seconds(),
             heartbeat_timeout_seconds=self._heartbeat_timeout.total_seconds(),
+            principal=principal,
+            require_verified=require_verified,
             routed=True,
             unserved_timeout_seconds=(
                 self._unserved_tool_timeout
@@ -333,11 +361,14 @@ class ToolCalls:
             ).total_seconds(),
         )
 
-    async def _attach(self, call_id: str, request: Request) -> ToolCallHandle:
-        """The existing call ``call_id``, if it was started for this same request.
+    async def _attach(
+        self, call_id: str, request: Request, principal: Principal | None
+    ) -> ToolCallHandle:
+        """The existing call ``call_id``, if it was started for this same request and principal.
 
         Raises:
-            CallConflictError: the call was started with another tool or other arguments.
+            CallConflictError: the call was started with another tool, other arguments, or
+                acting for another principal (its outcome is not this caller's to read).
         """
         attached = self.get(call_id)
         first = None
@@ -355,6 +386,10 @@ class ToolCalls:
         ):
             raise CallConflictError(
                 call_id, existing_tool=existing.tool, same_tool=existing.tool == request.name
+            )
+        if existing.principal != principal:
+            raise CallConflictError(
+                call_id, existing_tool=existing.tool, same_tool=True, other_principal=True
             )
         return ToolCallHandle(
             attached.workflow_handle, call_id=call_id, attached=True, client=self._client
@@ -529,6 +564,8 @@ class ToolCallHandle:
                 refused=replayed.refused,
                 notify_errors=replayed.notify_errors,
                 allowed_answerers=replayed.allowed_answerers,
+                principal=replayed.principal,
+                require_verified=replayed.require_verified,
             )
         description = await self._handle.describe()
         return CallStatus(
@@ -545,6 +582,7 @@ class ToolCallHandle:
         *,
         request_id: str | None = None,
         answered_by: str | None = None,
+        identity_token: str | None = None,
     ) -> AnswerReceipt:
         """Answer the pending question and return once the call has accepted it.
 
@@ -559,6 +597,9 @@ class ToolCallHandle:
                 holding JSON text (so the string answer "yes" is ``'"yes"'``).
             request_id: the question answered; ``None`` means the one pending now.
             answered_by: who answers (checked against the call's ``allowed_answerers``).
+            identity_token: a signed token (:mod:`workflows.identity`) the workflow verifies;
+                its subject, not ``answered_by``, is then who answered (``answered_by``
+                defaults to it). Required by calls started with ``require_verified``.
 
         Raises:
             AnswerRejectedError: refused (``.reason`` says why, ``.detail`` the facts); the
@@ -596,19 +637,29 @@ class ToolCallHandle:
                 f"answered_by must be UTF-8 text of at most {_MAX_NAME_BYTES} bytes,"
                 f" got {answered_by[:80]!r}"
             )
+        if identity_token is not None:
+            if not isinstance(identity_token, str) or not _is_short_text(identity_token):
+                raise AnswerRejectedError(
+                    f"the identity token is not a token (text of at most {_MAX_NAME_BYTES} bytes)",
+                    reason=RefusalReason.NOT_VERIFIED,
+                    call_id=self._call_id,
+                )
+            if answered_by is None:
+                answered_by = token_subject(identity_token)
+        identity = (answered_by, identity_token)
         if request_id is not None:
-            return await self._send_answer(raw, request_id, answered_by)
+            return await self._send_answer(raw, request_id, identity)
         remembered = self._pending_seen
         if remembered is None:
-            return await self._send_answer(raw, await self._pending_now(), answered_by)
+            return await self._send_answer(raw, await self._pending_now(), identity)
         try:
-            return await self._send_answer(raw, remembered, answered_by)
+            return await self._send_answer(raw, remembered, identity)
         except AnswerRejectedError as refusal:
             if refusal.reason is not RefusalReason.STALE_REQUEST:
                 raise
         # The question remembered from the last status was answered or replaced meanwhile:
         # "the one pending now" is another one, so read it and answer that.
-        return await self._send_answer(raw, await self._pending_now(), answered_by)
+        return await self._send_answer(raw, await self._pending_now(), identity)
 
     async def _pending_now(self) -> str | None:
         """The pending request id; ``None`` (the workflow then decides) when not readable.
@@ -636,12 +687,18 @@ class ToolCallHandle:
         return status.pending.request_id if status.pending is not None else None
 
     async def _send_answer(
-        self, raw: bytes, request_id: str | None, answered_by: str | None
+        self, raw: bytes, request_id: str | None, identity: tuple[str | None, str | None]
     ) -> AnswerReceipt:
+        answered_by, identity_token = identity
         update_id = None
         if request_id is not None:
             update_id = f"answer:{request_id}:{hashlib.sha256(raw).hexdigest()[:32]}"
-        answer = AnswerInput(response=raw, request_id=request_id, answered_by=answered_by)
+        answer = AnswerInput(
+            response=raw,
+            request_id=request_id,
+            answered_by=answered_by,
+            identity_token=identity_token,
+        )
 
         async def send() -> AnswerReceipt:
             receipt: AnswerReceipt = await self._handle.execute_update(
@@ -664,7 +721,12 @@ class ToolCallHandle:
         return receipt
 
     async def signal_answer(
-        self, response: Any, *, request_id: str | None = None, answered_by: str | None = None
+        self,
+        response: Any,
+        *,
+        request_id: str | None = None,
+        answered_by: str | None = None,
+        identity_token: str | None = None,
     ) -> None:
         """Send an answer without waiting for its verdict (signal ``answer``).
 
@@ -677,8 +739,16 @@ class ToolCallHandle:
             else encode_answer(response, call_id=self._call_id)
         )
         try:
+            if identity_token is not None and answered_by is None:
+                answered_by = token_subject(identity_token)
             await self._handle.signal(
-                ANSWER, AnswerInput(response=raw, request_id=request_id, answered_by=answered_by)
+                ANSWER,
+                AnswerInput(
+                    response=raw,
+                    request_id=request_id,
+                    answered_by=answered_by,
+                    identity_token=identity_token,
+                ),
             )
         except RPCError as err:
             raise self._translate(err) from err

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from scope_tool import FailureKind, Output
+from scope_tool import FailureKind, Output, Principal
 from workflows._prompt import json_value
 from workflows.errors import RefusalDetail
 
@@ -32,7 +32,15 @@ __all__ = [
     "RefusedAnswer",
     "RoundRoute",
     "WorkerWait",
+    "principal_json",
 ]
+
+
+def principal_json(principal: Principal | None) -> dict[str, Any] | None:
+    """A principal as ``{user, tenant, roles}`` (the shape of ``principal`` in status JSON)."""
+    if principal is None:
+        return None
+    return {"user": principal.user, "tenant": principal.tenant, "roles": list(principal.roles)}
 
 
 class Phase(StrEnum):
@@ -101,14 +109,17 @@ class AnswerRecord:
     response: bytes
     answered_by: str | None = None
     answered_at: datetime
+    # True when ``answered_by`` is the subject of an identity token the workflow verified.
+    verified: bool = False
 
     def to_json_dict(self) -> dict[str, Any]:
-        """``{request_id, round, response, answered_by, answered_at}``."""
+        """``{request_id, round, response, answered_by, verified, answered_at}``."""
         return {
             "request_id": self.request_id,
             "round": self.round,
             "response": json_value(self.response),
             "answered_by": self.answered_by,
+            "verified": self.verified,
             "answered_at": iso_time(self.answered_at),
         }
 
@@ -245,6 +256,10 @@ class CallStatus:
     notify_errors: tuple[str, ...] = ()
     # Who may answer (the ``answered_by`` values the call accepts); empty means anyone.
     allowed_answerers: tuple[str, ...] = ()
+    # Who the agent acts for (given to the tool's Authorizer), or None.
+    principal: Principal | None = None
+    # Whether answers must carry a verified identity token.
+    require_verified: bool = False
     # The round in flight and its queue (None while waiting for input or once finished).
     route: RoundRoute | None = None
     # Set by the facade when that round has waited a few seconds for a worker.
@@ -259,6 +274,8 @@ class CallStatus:
             "round": self.round,
             "pending": self.pending.to_json_dict() if self.pending is not None else None,
             "allowed_answerers": list(self.allowed_answerers),
+            "principal": principal_json(self.principal),
+            "require_verified": self.require_verified,
             "answers": [answer.to_json_dict() for answer in self.answers],
             "refused": [refused.to_json_dict() for refused in self.refused],
             "refused_dropped": self.refused_dropped,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import cast
+from typing import Literal, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -64,6 +64,7 @@ with workflow.unsafe.imports_passed_through():
         RefusedAnswer,
         RoundRoute,
     )
+    from workflows.identity import installed_identity_secret
     from workflows.web_ui_text import finished_details, running_details, waiting_details
     from workflows.wire import (
         ANSWER,
@@ -160,6 +161,7 @@ class ToolCallWorkflow:
                     input_request=input_request,
                     response=response,
                     contract_digest=self._contract_digest,
+                    principal=call.principal,
                 )
             )
             if isinstance(result, CallOutcome):
@@ -381,6 +383,8 @@ class ToolCallWorkflow:
         self,
         answer: AnswerInput,
         schema_verdict: tuple[str, CheckAnswerResult] | None = None,
+        *,
+        token_mode: Literal["verify", "validated", "refuse"],
     ) -> Accepted | Refused | Unchecked:
         return check_answer(
             answer,
@@ -392,18 +396,28 @@ class ToolCallWorkflow:
             allowed_answerers=self._call.allowed_answerers,
             schema_verdict=schema_verdict,
             carried=self._carried,
+            require_verified=self._call.require_verified,
+            # Installed by the worker from its environment, never from history (trust model:
+            # workflows.identity); absent, a token is refused not_verified.
+            identity_secret=installed_identity_secret() if token_mode == "verify" else None,
+            now=workflow.now().timestamp(),
+            token_mode=token_mode,
         )
 
-    async def _decide(self, answer: AnswerInput) -> Accepted | Refused:
+    async def _decide(
+        self, answer: AnswerInput, *, token_mode: Literal["validated", "refuse"]
+    ) -> Accepted | Refused:
         """The verdict, finishing an over-budget schema check in the ``check_answer`` activity.
 
         After each activity the answer is decided again against the state as it is then, so
         an answer that won meanwhile, a new round, or the end of the call is respected.
         """
-        verdict = self._check(answer)
+        verdict = self._check(answer, token_mode=token_mode)
         while isinstance(verdict, Unchecked):
             checked = await self._check_in_activity(verdict, answer)
-            verdict = self._check(answer, schema_verdict=(verdict.request_id, checked))
+            verdict = self._check(
+                answer, schema_verdict=(verdict.request_id, checked), token_mode=token_mode
+            )
         return verdict
 
     async def _check_in_activity(
@@ -425,8 +439,12 @@ class ToolCallWorkflow:
             problem = f"the answer could not be checked against the schema: {_describe(err)}"
             return CheckAnswerResult(accepted=False, detail=problem, violation=problem)
 
-    async def _accept(self, answer: AnswerInput) -> AnswerReceipt | Refused:
-        verdict = await self._decide(answer)
+    async def _accept(
+        self, answer: AnswerInput, *, via_signal: bool = False
+    ) -> AnswerReceipt | Refused:
+        # A signal has no validator, so it may carry no token; an update's handler runs only
+        # after its validator verified the token (and on replay the history is the proof).
+        verdict = await self._decide(answer, token_mode="refuse" if via_signal else "validated")
         if isinstance(verdict, Refused):
             return verdict
         if verdict.duplicate:
@@ -439,8 +457,9 @@ class ToolCallWorkflow:
             request_id=verdict.request_id,
             round=self._round,
             response=answer.response,
-            answered_by=answer.answered_by,
+            answered_by=verdict.answered_by,
             answered_at=workflow.now(),
+            verified=verdict.verified,
         )
         self._answers[record.request_id] = record
         self._answer = record
@@ -468,14 +487,14 @@ class ToolCallWorkflow:
 
         An answer over the workflow's schema budget passes provisionally; the handler decides.
         """
-        verdict = self._check(answer)
+        verdict = self._check(answer, token_mode="verify")
         if isinstance(verdict, Refused):
             raise _rejection(verdict)
 
     @workflow.signal(name=ANSWER)
     async def answer_signal(self, answer: AnswerInput) -> None:
         """Fire-and-forget answer; a refused one is recorded in status and the call keeps waiting."""
-        result = await self._accept(answer)
+        result = await self._accept(answer, via_signal=True)
         if isinstance(result, Refused):
             self._record_refusal(answer, result)
 
@@ -537,6 +556,8 @@ class ToolCallWorkflow:
             refused_dropped=self._refused_dropped,
             notify_errors=self._notices.errors(),
             allowed_answerers=tuple(self._call.allowed_answerers),
+            principal=self._call.principal,
+            require_verified=self._call.require_verified,
             route=self._route,
         )
 

@@ -49,12 +49,17 @@ class RefusalReason(StrEnum):
     """The answer is not one I-JSON document."""
     NOT_ALLOWED = "not_allowed"
     """``answered_by`` is not among the call's allowed answerers."""
+    NOT_VERIFIED = "not_verified"
+    """The call requires a verified identity and the answer's token is missing, forged or
+    unverifiable (or names someone other than ``answered_by``)."""
     NOT_WAITING = "not_waiting"
     """The call is running, not waiting for input."""
     SCHEMA = "schema"
     """The answer does not satisfy the pending question's response schema."""
     STALE_REQUEST = "stale_request"
     """The request id names another question (answered, replaced, or of another call)."""
+    TOKEN_EXPIRED = "token_expired"
+    """The answer's identity token is genuine but past its expiry."""
     TOO_LARGE = "too_large"
     """The answer is longer than ``MAX_INPUT_BYTES``."""
 
@@ -145,14 +150,18 @@ class AnswerRejectedError(ToolCallsError, ValueError):
 
 
 class CallConflictError(ToolCallsError, ValueError):
-    """A call with this id exists for another tool or other arguments; nothing was started.
+    """A call with this id exists for another tool, arguments or principal; nothing was started.
 
     A call id names one logical call: starting it again with the same request attaches to it,
     with a different one is this error (a new call needs a new id).
     """
 
-    def __init__(self, call_id: str, *, existing_tool: str, same_tool: bool) -> None:
+    def __init__(
+        self, call_id: str, *, existing_tool: str, same_tool: bool, other_principal: bool = False
+    ) -> None:
         what = "other arguments" if same_tool else f"tool {existing_tool!r}"
+        if other_principal:
+            what = "the same request acting for another principal"
         super().__init__(
             f"call {call_id!r} already exists with {what}; it was not started again"
             " (a new call needs a new id)"

@@ -14,8 +14,12 @@ What history can and cannot show:
 * an answer sent by **signal** is always recorded; whether the workflow took it is decided
   here by the same pure function the workflow ran (:func:`check_answer`) over the same state
   rebuilt from the same events, so the verdict is the one the workflow reached.
-* ``answered_by`` is what the answerer claimed; ``client_identity`` is the Temporal client
-  identity that sent it (process and host), recorded by the server.
+* ``answered_by`` is what the answerer claimed, unless the answer carried an identity token
+  the workflow verified (``verified``): then it is the token's subject. Tokens are taken by
+  update only, whose validator verified them (an accepted update in history is the proof), so
+  reading a trail never needs the secret. ``client_identity`` is the Temporal client identity
+  that sent it (process and host), recorded by the server.
+* ``principal`` is who the agent acted for, as the call was started.
 """
 
 from __future__ import annotations
@@ -34,10 +38,11 @@ from temporalio.client import WorkflowHandle
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode
 
-from scope_tool import InputRequest
+from scope_tool import InputRequest, Principal
 from workflows._answer_check import Accepted, Unchecked, check_answer
-from workflows._status import AnswerRecord, CallOutcome, PendingInput, Phase
+from workflows._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
 from workflows.errors import CallNotFoundError, ToolCallsError
+from workflows.identity import token_subject
 from workflows.wire import (
     ANSWER,
     CALL_TOOL_ACTIVITY,
@@ -90,6 +95,7 @@ class HistoryAnswer:
     answered_at: datetime
     via: AnswerVia
     duplicate: bool = False
+    verified: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,6 +126,8 @@ class CallHistory:
     started_at: datetime
     started_by: str
     allowed_answerers: tuple[str, ...] = ()
+    principal: Principal | None = None
+    require_verified: bool = False
     questions: tuple[HistoryQuestion, ...] = ()
     answers: tuple[HistoryAnswer, ...] = ()
     refusals: tuple[HistoryRefusal, ...] = ()
@@ -137,6 +145,8 @@ class CallHistory:
             "started_at": _iso(self.started_at),
             "started_by": self.started_by,
             "allowed_answerers": list(self.allowed_answerers),
+            "principal": principal_json(self.principal),
+            "require_verified": self.require_verified,
             "questions": [
                 {
                     "request_id": each.request_id,
@@ -153,6 +163,7 @@ class CallHistory:
                     "round": each.round,
                     "response": _json_value(each.response),
                     "answered_by": each.answered_by,
+                    "verified": each.verified,
                     "client_identity": each.client_identity,
                     "answered_at": _iso(each.answered_at),
                     "via": each.via.value,
@@ -310,8 +321,17 @@ class _Walk:
             if sent is not None and update_done.outcome.HasField("success"):
                 receipt = await self._one(update_done.outcome.success, AnswerReceipt)
                 answer, identity = sent
+                # An accepted update passed the workflow's token check: its subject answered.
+                token = answer.identity_token
+                who = (token_subject(token), True) if token else (answer.answered_by, False)
                 self._take(
-                    answer, receipt.request_id, receipt.duplicate, identity, at, AnswerVia.UPDATE
+                    answer,
+                    receipt.request_id,
+                    receipt.duplicate,
+                    identity,
+                    at,
+                    AnswerVia.UPDATE,
+                    who=who,
                 )
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
             finished = event.workflow_execution_completed_event_attributes
@@ -334,11 +354,19 @@ class _Walk:
             # the workflow may have decided in the check_answer activity.
             max_steps=None,
             max_bytes=None,
+            require_verified=self.call.require_verified,
+            token_mode="refuse",  # as the workflow's signal handler: tokens go by update
         )
         assert not isinstance(verdict, Unchecked)  # no budget, so never over it
         if isinstance(verdict, Accepted):
             self._take(
-                answer, verdict.request_id, verdict.duplicate, identity, at, AnswerVia.SIGNAL
+                answer,
+                verdict.request_id,
+                verdict.duplicate,
+                identity,
+                at,
+                AnswerVia.SIGNAL,
+                who=(verdict.answered_by, verdict.verified),
             )
             return
         self.refusals.append(
@@ -361,15 +389,19 @@ class _Walk:
         identity: str,
         at: datetime,
         via: AnswerVia,
+        *,
+        who: tuple[str | None, bool],
     ) -> None:
+        answered_by, verified = who
         round_number = self.answered[request_id].round if duplicate else self.round
         if not duplicate:
             self.answered[request_id] = AnswerRecord(
                 request_id=request_id,
                 round=round_number,
                 response=answer.response,
-                answered_by=answer.answered_by,
+                answered_by=answered_by,
                 answered_at=at,
+                verified=verified,
             )
             self.pending = self.pending_request = None
             self.phase = Phase.RUNNING
@@ -378,11 +410,12 @@ class _Walk:
                 request_id=request_id,
                 round=round_number,
                 response=answer.response,
-                answered_by=answer.answered_by,
+                answered_by=answered_by,
                 client_identity=identity,
                 answered_at=at,
                 via=via,
                 duplicate=duplicate,
+                verified=verified,
             )
         )
 
@@ -406,6 +439,8 @@ class _Walk:
             started_at=self.started_at,
             started_by=self.started_by,
             allowed_answerers=tuple(self.call.allowed_answerers),
+            principal=self.call.principal,
+            require_verified=self.call.require_verified,
             questions=tuple(self.questions),
             answers=tuple(self.answers),
             refusals=tuple(self.refusals),

@@ -21,7 +21,7 @@ from typing import Any, Final, Literal
 
 from temporalio.common import SearchAttributeKey
 
-from scope_tool import FailureKind, Output
+from scope_tool import FailureKind, Output, Principal
 from workflows._prompt import json_value
 
 __all__ = [
@@ -148,6 +148,10 @@ class ToolCallInput:
     heartbeat_timeout_seconds: float = 10.0
     tool_timeout_seconds: float = 24 * 3600.0
     max_attempts_if_retry_safe: int = 3
+    # Who the agent acts for: given to the tool's Authorizer in every round (acting_for).
+    principal: Principal | None = None
+    # Answers must carry a valid identity token (workflows.identity); its subject answers.
+    require_verified: bool = False
     # How long round 1 may wait for a worker serving the tool before the call ends INVALID
     # "no worker serves tool X"; None (calls recorded before routing) waits without limit.
     unserved_timeout_seconds: float | None = None
@@ -166,6 +170,8 @@ class AnswerInput:
     response: bytes
     request_id: str | None = None
     answered_by: str | None = None
+    # A signed identity token (workflows.identity); when present, its subject is who answers.
+    identity_token: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -188,6 +194,7 @@ class CallToolInput:
     input_request: bytes | None = None
     response: bytes | None = None
     contract_digest: str | None = None
+    principal: Principal | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

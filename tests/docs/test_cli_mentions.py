@@ -78,7 +78,15 @@ def _mentions() -> list[Mention]:
 
 
 def _accepts(parser: argparse.ArgumentParser, flag: str) -> bool:
-    return any(flag in action.option_strings for action in parser._actions)
+    """Whether ``parser`` or one of its own sub-commands (``token issue``) takes ``flag``."""
+    for action in parser._actions:
+        if flag in action.option_strings:
+            return True
+        if isinstance(action, argparse._SubParsersAction) and any(
+            _accepts(nested, flag) for nested in action.choices.values()
+        ):
+            return True
+    return False
 
 
 def test_the_docs_mention_commands() -> None:

@@ -9,10 +9,8 @@ flags and ``SCOPE_TOOL_*`` environment. ``scope-tool inbox`` runs ``scope_tool_i
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib.util
 import os
-import signal
 import sys
 
 from scope_tool_cli._connection import connect, settings_from_args
@@ -67,6 +65,7 @@ def _check_tools(spec: str) -> None:
 async def run_inbox(args: argparse.Namespace) -> int:
     """Serve the web inbox until Ctrl-C or SIGTERM; a bad setting is one line, exit code 2."""
     try:
+        from scope_tool_cli._web_serving import serve_until_signalled
         from scope_tool_inbox import InboxAuth, InboxConfigError, serve_inbox
     except ImportError as error:
         raise CommandError(inbox_missing(error)) from None
@@ -83,28 +82,24 @@ async def run_inbox(args: argparse.Namespace) -> int:
     def listening(host: str, port: int) -> None:
         print(f"inbox listening on http://{host}:{port} (Ctrl-C stops it)", flush=True)
 
-    serving = asyncio.create_task(
-        serve_inbox(
-            calls,
-            host=args.host,
-            port=args.port,
-            identity_header=args.identity_header,
-            token_secret=args.token_secret,
-            dev_loopback=args.dev_loopback,
-            allowed_hosts=args.allowed_hosts,
-            on_listening=listening,
-            web_ui_url=args.web_ui_url,
-        )
-    )
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, serving.cancel)
     try:
-        await serving
-    except asyncio.CancelledError:
-        print("inbox stopped", flush=True)
+        stopped = await serve_until_signalled(
+            serve_inbox(
+                calls,
+                host=args.host,
+                port=args.port,
+                identity_header=args.identity_header,
+                token_secret=args.token_secret,
+                dev_loopback=args.dev_loopback,
+                allowed_hosts=args.allowed_hosts,
+                on_listening=listening,
+                web_ui_url=args.web_ui_url,
+            )
+        )
     except InboxConfigError as error:
         raise CommandError(str(error), exit_code=EXIT_USAGE) from None
     except OSError as error:
         raise CommandError(str(error.strerror or error)) from None
+    if stopped:
+        print("inbox stopped", flush=True)
     return EXIT_OK

@@ -1,24 +1,19 @@
 """Serving the inbox: command-line options, the refusal to run open, and uvicorn until cancelled.
 
 The CLI (``scope-tool inbox``, ``scope-tool dev``) calls :func:`add_arguments` on its parser and
-:func:`serve_inbox` with the parsed values. Serving binds the socket itself before handing it to
-uvicorn, so a port in use is an ``OSError`` with the address in it (uvicorn alone would
-``sys.exit`` from inside the event loop), and it leaves signal handling to the caller: the inbox
-stops when its task is cancelled, after closing the socket and finishing requests in flight.
-"""
+:func:`serve_inbox` with the parsed values. Serving goes through the CLI's shared
+``scope_tool_cli._web_serving.serve_asgi``: a port in use is an ``OSError`` with the address in
+it, signal handling is left to the caller, and the inbox stops when its task is cancelled, after
+closing the socket and finishing requests in flight."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import logging
 import os
-import socket
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 
-import uvicorn
-
+from scope_tool_cli._web_serving import serve_asgi
 from scope_tool_inbox.app import create_app
 from scope_tool_inbox.auth import InboxAuth, InboxConfigError, is_loopback_host
 from scope_tool_inbox.hosts import AllowedHosts
@@ -106,24 +101,6 @@ def _split_names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
-class _Server(uvicorn.Server):
-    """uvicorn without its own signal handlers: the caller owns SIGINT and SIGTERM."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None]:
-        yield
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        return socket.create_server((host.strip("[]"), port), family=family, reuse_port=False)
-    except OSError as error:
-        raise OSError(
-            error.errno, f"the inbox cannot listen on {host}:{port}: {error.strerror}"
-        ) from None
-
-
 async def serve_inbox(
     calls: ToolCalls,
     *,
@@ -179,31 +156,12 @@ async def serve_inbox(
     if web_ui_url is not None and not web_ui_url.startswith(("http://", "https://")):
         raise InboxConfigError(f"the Web UI address must be an http(s):// URL, got {web_ui_url!r}")
     app = create_app(calls, auth=auth, allowed_hosts=hosts, web_ui_url=web_ui_url)
-    listener = _bind(host, port)
-    config = uvicorn.Config(
+    await serve_asgi(
         app,
+        host=host,
+        port=port,
+        server_name="the inbox",
         lifespan="off",
-        log_level="warning",
-        access_log=False,
-        server_header=False,
-        timeout_graceful_shutdown=5,
+        graceful_seconds=5,
+        on_listening=on_listening,
     )
-    server = _Server(config)
-    serving = asyncio.create_task(server.serve(sockets=[listener]))
-    try:
-        while not server.started:
-            if serving.done():
-                await serving
-                return
-            await asyncio.sleep(0.01)
-        if on_listening is not None:
-            bound_host, bound_port = listener.getsockname()[:2]
-            on_listening(str(bound_host), int(bound_port))
-        await asyncio.shield(serving)
-    except asyncio.CancelledError:
-        server.should_exit = True
-        with contextlib.suppress(Exception):
-            await serving
-        raise
-    finally:
-        listener.close()

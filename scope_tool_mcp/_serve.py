@@ -9,19 +9,14 @@ state an earlier process sealed.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import os
 import secrets
-import signal
-import socket
 import sys
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from pathlib import Path
 
-import uvicorn
-
 from scope_tool import Registry
+from scope_tool_cli._web_serving import serve_asgi, serve_until_signalled
 from scope_tool_mcp._engine import connect_calls
 from scope_tool_mcp._server import McpOptions, build_server
 from scope_tool_mcp.errors import McpSettingsError
@@ -148,18 +143,14 @@ async def run(args: argparse.Namespace) -> int:
     def listening(bound_host: str, bound_port: int) -> None:
         _say(f"scope-tool mcp: listening on http://{bound_host}:{bound_port}/mcp (Ctrl-C stops it)")
 
-    serving = asyncio.create_task(
-        serve_http(calls, registry, options, host=host, port=port, on_listening=listening)
-    )
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, serving.cancel)
     try:
-        await serving
-    except asyncio.CancelledError:
-        _say("scope-tool mcp: stopped")
+        stopped = await serve_until_signalled(
+            serve_http(calls, registry, options, host=host, port=port, on_listening=listening)
+        )
     except OSError as error:
         raise McpSettingsError(str(error.strerror or error)) from None
+    if stopped:
+        _say("scope-tool mcp: stopped")
     return 0
 
 
@@ -180,52 +171,15 @@ async def serve_http(
         OSError: the address cannot be bound (the message names it), before anything serves.
     """
     app = build_server(calls, registry, options).streamable_http_app(host=host)
-    listener = _bind(host, port)
-    config = uvicorn.Config(
+    await serve_asgi(
         app,
+        host=host,
+        port=port,
+        server_name="scope-tool mcp",
         lifespan="on",
-        log_level="warning",
-        access_log=False,
-        server_header=False,
-        timeout_graceful_shutdown=2,
+        graceful_seconds=2,
+        on_listening=on_listening,
     )
-    web = _OwnSignals(config)
-    serving = asyncio.create_task(web.serve(sockets=[listener]))
-    try:
-        while not web.started:
-            if serving.done():
-                await serving
-                return
-            await asyncio.sleep(0.01)
-        if on_listening is not None:
-            bound_host, bound_port = listener.getsockname()[:2]
-            on_listening(str(bound_host), int(bound_port))
-        await asyncio.shield(serving)
-    except asyncio.CancelledError:
-        web.should_exit = True
-        with contextlib.suppress(Exception):
-            await serving
-        raise
-    finally:
-        listener.close()
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        return socket.create_server((host, port), family=family, reuse_port=False)
-    except OSError as error:
-        raise OSError(
-            error.errno, f"scope-tool mcp cannot listen on {host}:{port}: {error.strerror}"
-        ) from None
-
-
-class _OwnSignals(uvicorn.Server):
-    """uvicorn without its own signal handlers: the caller owns SIGINT and SIGTERM."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None]:
-        yield
 
 
 def read_state_key(path: Path) -> bytes:

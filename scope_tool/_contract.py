@@ -21,6 +21,7 @@ from scope_tool._invocation import Invocation, admit_invocation
 from scope_tool._request import Request
 from scope_tool._result import Result
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
+from scope_tool._sealed import mint_sealed
 from scope_tool._tool import InputValidatingTool, Tool, capability
 from scope_tool.errors import (
     InputValidationPanicError,
@@ -64,16 +65,17 @@ class Contract:
     def _freeze(
         cls, *, definition: Definition, schema: CompiledSchema, validator: InputValidator | None
     ) -> Contract:
-        contract = object.__new__(cls)
-        object.__setattr__(contract, "_name", definition.name)
-        object.__setattr__(contract, "_definition", definition)
-        object.__setattr__(contract, "_digest", hashlib.sha256(definition.to_json()).hexdigest())
-        object.__setattr__(contract, "_schema", schema)
         if isinstance(validator, _StrictDecoder):
             # The schema step has already proved the text is I-JSON; don't parse it twice.
             validator = validator.validate_checked_ijson
-        object.__setattr__(contract, "_validator", validator)
-        return contract
+        return mint_sealed(
+            cls,
+            _name=definition.name,
+            _definition=definition,
+            _digest=hashlib.sha256(definition.to_json()).hexdigest(),
+            _schema=schema,
+            _validator=validator,
+        )
 
     @property
     def name(self) -> str:
@@ -189,10 +191,7 @@ class Binding:
 
     @classmethod
     def _join(cls, *, contract: Contract, tool: Tool) -> Binding:
-        binding = object.__new__(cls)
-        object.__setattr__(binding, "_contract", contract)
-        object.__setattr__(binding, "_tool", tool)
-        return binding
+        return mint_sealed(cls, _contract=contract, _tool=tool)
 
     @property
     def contract(self) -> Contract:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from scope_tool._ijson import IJSONError, parse_ijson, raw_object_members
+from scope_tool._ijson import IJSONError, known_members, parse_ijson
 from scope_tool.errors import InvalidDefinitionError
 
 __all__ = ["Definition"]
@@ -126,16 +126,9 @@ class Definition:
         Raises:
             InvalidDefinitionError: the text or the definition it holds is malformed.
         """
-        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-        try:
-            members = raw_object_members(raw)
-        except IJSONError as exc:
-            raise InvalidDefinitionError(f"definition JSON: {exc}") from exc
-        unknown = sorted(set(members) - _MEMBERS)
-        if unknown:
-            raise InvalidDefinitionError(
-                f"definition JSON: unknown member {json.dumps(unknown[0])}"
-            )
+        members = known_members(
+            data, allowed=_MEMBERS, what="definition JSON", error=InvalidDefinitionError
+        )
         if "name" not in members:
             raise InvalidDefinitionError('definition JSON: missing member "name"')
         if "input_schema" not in members:

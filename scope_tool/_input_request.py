@@ -14,9 +14,15 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final, NoReturn
 
-from scope_tool._ijson import MAX_INPUT_BYTES, IJSONError, check_ijson, raw_object_members
+from scope_tool._ijson import (
+    MAX_INPUT_BYTES,
+    IJSONError,
+    check_ijson,
+    known_members,
+)
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
 from scope_tool._schema_check import SchemaCheck
+from scope_tool._sealed import mint_sealed
 from scope_tool.errors import InvalidInputRequestError
 
 __all__ = ["Continuation", "InputRequest"]
@@ -187,16 +193,12 @@ class InputRequest:
             InvalidInputRequestError: the text is not one I-JSON object, a member is
                 missing or unknown, or the request it holds is invalid.
         """
-        raw = _json_bytes(data, "input request JSON")
-        try:
-            members = raw_object_members(raw)
-        except IJSONError as exc:
-            raise InvalidInputRequestError(f"input request JSON: {exc}") from exc
-        for key in sorted(members):
-            if key not in _MEMBERS:
-                raise InvalidInputRequestError(
-                    f"input request JSON: unknown member {json.dumps(key)}"
-                )
+        members = known_members(
+            _json_bytes(data, "input request JSON"),
+            allowed=_MEMBERS,
+            what="input request JSON",
+            error=InvalidInputRequestError,
+        )
         for key in _MEMBERS:
             if key not in members:
                 raise InvalidInputRequestError(
@@ -250,10 +252,7 @@ class Continuation:
 
     @classmethod
     def _freeze(cls, *, state: bytes, response: bytes) -> Continuation:
-        continuation = object.__new__(cls)
-        object.__setattr__(continuation, "_state", state)
-        object.__setattr__(continuation, "_response", response)
-        return continuation
+        return mint_sealed(cls, _state=state, _response=response)
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"Continuation is immutable; cannot set {name!r}")

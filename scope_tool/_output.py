@@ -9,22 +9,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from scope_tool._ijson import IJSONError, check_ijson, parse_ijson, raw_object_members
+from scope_tool._ijson import (
+    IJSONError,
+    check_ijson,
+    known_members,
+    parse_ijson,
+)
+from scope_tool._text import checked_text
 from scope_tool.errors import InvalidOutputError
 
 __all__ = ["Block", "MediaBlock", "Output", "TextBlock"]
 
 
 def _require_text(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidOutputError(f"{what} must be a str, not {type(value).__name__}")
-    if not value:
-        raise InvalidOutputError(f"{what} must not be empty")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidOutputError(f"{what} is not valid UTF-8 text") from None
-    return value
+    return checked_text(value, what, error=InvalidOutputError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,14 +183,9 @@ class Output:
             InvalidOutputError: not one I-JSON object, unknown members, wrong types,
                 malformed blocks or non-canonical base64.
         """
-        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-        try:
-            members = raw_object_members(raw)
-        except IJSONError as exc:
-            raise InvalidOutputError(f"output JSON: {exc}") from exc
-        unknown = sorted(set(members) - {"content", "details"})
-        if unknown:
-            raise InvalidOutputError(f"output JSON: unknown member {json.dumps(unknown[0])}")
+        members = known_members(
+            data, allowed=("content", "details"), what="output JSON", error=InvalidOutputError
+        )
         blocks: tuple[Block, ...] = ()
         if "content" in members:
             content = parse_ijson(members["content"])

@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
 
+from scope_tool._text import checked_text
 from scope_tool.errors import InvalidPrincipalError
 
 __all__ = ["Principal", "acting_for", "current_principal"]
@@ -29,17 +30,9 @@ _CURRENT: ContextVar[Principal | None] = ContextVar("scope_tool_principal", defa
 
 
 def _checked_text(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidPrincipalError(f"{what} must be a str, not {type(value).__name__}")
-    if not value.strip():
-        raise InvalidPrincipalError(f"{what} must not be blank")
-    if len(value) > _MAX_TEXT:
-        raise InvalidPrincipalError(f"{what} is longer than {_MAX_TEXT} characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidPrincipalError(f"{what} is not valid UTF-8 text") from None
-    return value
+    return checked_text(
+        value, what, error=InvalidPrincipalError, blank_is_empty=True, max_chars=_MAX_TEXT
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

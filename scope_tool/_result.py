@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
-from scope_tool._ijson import IJSONError, raw_object_members
+from scope_tool._ijson import known_members
 from scope_tool._input_request import InputRequest
 from scope_tool._output import Output
 from scope_tool.errors import InvalidInputRequestError, InvalidOutputError, InvalidResultError
@@ -65,14 +64,9 @@ class Result:
             InvalidResultError: not one I-JSON object, unknown or conflicting members, or an
                 invalid output / input request (the cause is chained).
         """
-        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-        try:
-            members = raw_object_members(raw)
-        except IJSONError as exc:
-            raise InvalidResultError(f"result JSON: {exc}") from exc
-        unknown = sorted(set(members) - {"output", "input_request"})
-        if unknown:
-            raise InvalidResultError(f"result JSON: unknown member {json.dumps(unknown[0])}")
+        members = known_members(
+            data, allowed=("output", "input_request"), what="result JSON", error=InvalidResultError
+        )
         try:
             output = Output.from_json(members["output"]) if "output" in members else _ZERO_OUTPUT
             request = (

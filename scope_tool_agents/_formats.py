@@ -147,10 +147,7 @@ def openai_tools(
             raise StrictModeError(found)
     tools: list[dict[str, Any]] = []
     for definition in definitions:
-        function: dict[str, Any] = {"name": definition.name}
-        if definition.description:
-            function["description"] = definition.description
-        function["parameters"] = _schema(definition)
+        function = _tool_entry(definition, schema_key="parameters")
         function["strict"] = strict is True or (strict == "auto" and not problems[definition.name])
         if api == "chat":
             tools.append({"type": "function", "function": function})
@@ -162,26 +159,21 @@ def openai_tools(
 def anthropic_tools(source: Registry | Iterable[Definition]) -> list[dict[str, Any]]:
     """The definitions as Anthropic Messages API client tools (``name``, ``description``,
     ``input_schema``)."""
-    tools: list[dict[str, Any]] = []
-    for definition in _definitions(source):
-        tool: dict[str, Any] = {"name": definition.name}
-        if definition.description:
-            tool["description"] = definition.description
-        tool["input_schema"] = _schema(definition)
-        tools.append(tool)
-    return tools
+    return [_tool_entry(d, schema_key="input_schema") for d in _definitions(source)]
 
 
 def mcp_tools(source: Registry | Iterable[Definition]) -> list[dict[str, Any]]:
     """The definitions as MCP ``Tool`` objects (``tools/list`` result items)."""
-    tools: list[dict[str, Any]] = []
-    for definition in _definitions(source):
-        tool: dict[str, Any] = {"name": definition.name}
-        if definition.description:
-            tool["description"] = definition.description
-        tool["inputSchema"] = _schema(definition)
-        tools.append(tool)
-    return tools
+    return [_tool_entry(d, schema_key="inputSchema") for d in _definitions(source)]
+
+
+def _tool_entry(definition: Definition, *, schema_key: str) -> dict[str, Any]:
+    """``name``, ``description`` (when there is one) and the schema under each API's own key."""
+    entry: dict[str, Any] = {"name": definition.name}
+    if definition.description:
+        entry["description"] = definition.description
+    entry[schema_key] = _schema(definition)
+    return entry
 
 
 # --- the strict-mode check -----------------------------------------------------------------

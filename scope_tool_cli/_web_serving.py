@@ -17,65 +17,72 @@ import contextlib
 import signal
 import socket
 from collections.abc import Callable, Coroutine, Generator
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import uvicorn
 
-__all__ = ["serve_asgi", "serve_until_signalled"]
+__all__ = ["AsgiServer", "serve_until_signalled"]
 
 
-async def serve_asgi(
-    app: Any,
-    *,
-    host: str,
-    port: int,
-    server_name: str,
-    lifespan: Literal["on", "off"],
-    graceful_seconds: int,
-    on_listening: Callable[[str, int], None] | None = None,
-) -> None:
-    """Serve ``app`` at ``host:port`` until this coroutine is cancelled.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AsgiServer:
+    """How one front end is served: the settings that differ between the inbox and MCP.
 
-    Args:
-        app: The ASGI application.
-        host: Address to listen on (an IPv6 address may be given in brackets).
-        port: Port to listen on; ``0`` picks a free one (reported to ``on_listening``).
-        server_name: Who cannot listen, in the bind error ("the inbox", "scope-tool mcp").
+    Attributes:
+        name: Who cannot listen, in the bind error ("the inbox", "scope-tool mcp").
         lifespan: Whether the app has startup and shutdown handlers to run.
         graceful_seconds: How long requests in flight may take to finish once cancelled.
-        on_listening: Called with the bound host and port once connections are accepted.
-
-    Raises:
-        OSError: The address cannot be bound (the message names it), before anything serves.
     """
-    listener = _bind(host, port, server_name=server_name)
-    config = uvicorn.Config(
-        app,
-        lifespan=lifespan,
-        log_level="warning",
-        access_log=False,
-        server_header=False,
-        timeout_graceful_shutdown=graceful_seconds,
-    )
-    server = _CallerOwnsSignals(config)
-    serving = asyncio.create_task(server.serve(sockets=[listener]))
-    try:
-        while not server.started:
-            if serving.done():
+
+    name: str
+    lifespan: Literal["on", "off"]
+    graceful_seconds: int
+
+    async def serve(
+        self,
+        app: Any,
+        *,
+        host: str,
+        port: int,
+        on_listening: Callable[[str, int], None] | None = None,
+    ) -> None:
+        """Serve ``app`` at ``host:port`` until this coroutine is cancelled.
+
+        ``port`` ``0`` picks a free one; ``on_listening`` is called with the bound host and port
+        once connections are accepted. An IPv6 ``host`` may be given in brackets.
+
+        Raises:
+            OSError: The address cannot be bound (the message names it), before anything serves.
+        """
+        listener = _bind(host, port, server_name=self.name)
+        config = uvicorn.Config(
+            app,
+            lifespan=self.lifespan,
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            timeout_graceful_shutdown=self.graceful_seconds,
+        )
+        server = _CallerOwnsSignals(config)
+        serving = asyncio.create_task(server.serve(sockets=[listener]))
+        try:
+            while not server.started:
+                if serving.done():
+                    await serving
+                    return
+                await asyncio.sleep(0.01)
+            if on_listening is not None:
+                bound_host, bound_port = listener.getsockname()[:2]
+                on_listening(str(bound_host), int(bound_port))
+            await asyncio.shield(serving)
+        except asyncio.CancelledError:
+            server.should_exit = True
+            with contextlib.suppress(Exception):
                 await serving
-                return
-            await asyncio.sleep(0.01)
-        if on_listening is not None:
-            bound_host, bound_port = listener.getsockname()[:2]
-            on_listening(str(bound_host), int(bound_port))
-        await asyncio.shield(serving)
-    except asyncio.CancelledError:
-        server.should_exit = True
-        with contextlib.suppress(Exception):
-            await serving
-        raise
-    finally:
-        listener.close()
+            raise
+        finally:
+            listener.close()
 
 
 async def serve_until_signalled(serving: Coroutine[Any, Any, None]) -> bool:

@@ -16,7 +16,6 @@ from typing import Final
 from scope_tool_inbox.form_values import (
     DECISION_KEY,
     AnswerFormError,
-    FieldProblem,
     FormValues,
 )
 from workflows import ApprovalQuestion
@@ -45,45 +44,25 @@ def answer_from_approval(approval: ApprovalQuestion, values: FormValues) -> obje
     decision = _first(values, DECISION_KEY)
     if decision not in approval.decisions:
         choices = " or ".join(name.capitalize() for name in approval.decisions)
-        raise AnswerFormError(
-            [FieldProblem(name=DECISION_KEY, label="Decision", message=f"choose {choices}")]
-        )
+        raise AnswerFormError.for_field(DECISION_KEY, "Decision", f"choose {choices}")
     if decision == "approve":
         return {"decision": "approve"}
     if decision == "deny":
         reason = _first(values, REASON_KEY).strip()
         if not reason:
-            raise AnswerFormError(
-                [
-                    FieldProblem(
-                        name=REASON_KEY,
-                        label="Reason",
-                        message="say why you deny the call (the model reads it)",
-                    )
-                ]
+            raise AnswerFormError.for_field(
+                REASON_KEY, "Reason", "say why you deny the call (the model reads it)"
             )
         return {"decision": "deny", "reason": reason}
     text = _first(values, EDIT_ARGUMENTS_KEY)
     try:
         arguments = json.loads(text)
     except (ValueError, RecursionError) as error:
-        raise AnswerFormError(
-            [
-                FieldProblem(
-                    name=EDIT_ARGUMENTS_KEY,
-                    label="Edited arguments",
-                    message=f"not valid JSON ({error})",
-                )
-            ]
+        raise AnswerFormError.for_field(
+            EDIT_ARGUMENTS_KEY, "Edited arguments", f"not valid JSON ({error})"
         ) from None
     if not isinstance(arguments, dict):
-        raise AnswerFormError(
-            [
-                FieldProblem(
-                    name=EDIT_ARGUMENTS_KEY,
-                    label="Edited arguments",
-                    message="the arguments must be a JSON object",
-                )
-            ]
+        raise AnswerFormError.for_field(
+            EDIT_ARGUMENTS_KEY, "Edited arguments", "the arguments must be a JSON object"
         )
     return {"decision": "edit", "arguments": arguments}

@@ -72,6 +72,11 @@ class AnswerFormError(ValueError):
             "; ".join(f"{problem.label}: {problem.message}" for problem in self.problems)
         )
 
+    @classmethod
+    def for_field(cls, name: str, label: str, message: str) -> AnswerFormError:
+        """The error for a submission with one field at fault."""
+        return cls([FieldProblem(name=name, label=label, message=message)])
+
 
 class _Absent:
     """Marks an input left empty that is not part of the answer."""
@@ -98,13 +103,7 @@ def answer_from_form(form: AnswerForm, values: FormValues) -> object:
     if form.kind is FormKind.APPROVAL:
         decision = _first(values, DECISION_KEY)
         if decision not in ("true", "false"):
-            raise AnswerFormError(
-                [
-                    FieldProblem(
-                        name=DECISION_KEY, label="Decision", message="choose Approve or Decline"
-                    )
-                ]
-            )
+            raise AnswerFormError.for_field(DECISION_KEY, "Decision", "choose Approve or Decline")
         return decision == "true"
     if form.kind is FormKind.CHOICE:
         return _choice(
@@ -119,13 +118,11 @@ def answer_from_form(form: AnswerForm, values: FormValues) -> object:
 
 def _parse_json(text: str, *, name: str, label: str) -> object:
     if not text.strip():
-        raise AnswerFormError([FieldProblem(name=name, label=label, message="write a JSON value")])
+        raise AnswerFormError.for_field(name, label, "write a JSON value")
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as error:
-        raise AnswerFormError(
-            [FieldProblem(name=name, label=label, message=f"not valid JSON ({error})")]
-        ) from None
+        raise AnswerFormError.for_field(name, label, f"not valid JSON ({error})") from None
 
 
 def _choice(choices: Sequence[object], chosen: str, *, name: str, label: str) -> object:
@@ -134,7 +131,7 @@ def _choice(choices: Sequence[object], chosen: str, *, name: str, label: str) ->
         message = (
             "choose one of the options" if not chosen else f"{chosen} is not one of the options"
         )
-        raise AnswerFormError([FieldProblem(name=name, label=label, message=message)])
+        raise AnswerFormError.for_field(name, label, message)
     return json.loads(chosen)
 
 

@@ -2,7 +2,7 @@
 
 The CLI (``scope-tool inbox``, ``scope-tool dev``) calls :func:`add_arguments` on its parser and
 :func:`serve_inbox` with the parsed values. Serving goes through the CLI's shared
-``scope_tool_cli._web_serving.serve_asgi``: a port in use is an ``OSError`` with the address in
+``scope_tool_cli._web_serving.AsgiServer``: a port in use is an ``OSError`` with the address in
 it, signal handling is left to the caller, and the inbox stops when its task is cancelled, after
 closing the socket and finishing requests in flight."""
 
@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 
-from scope_tool_cli._web_serving import serve_asgi
+from scope_tool_cli._web_serving import AsgiServer
 from scope_tool_inbox.app import create_app
 from scope_tool_inbox.auth import InboxAuth, InboxConfigError, is_loopback_host
 from scope_tool_inbox.hosts import AllowedHosts
@@ -25,6 +25,8 @@ _log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8234
+
+_SERVER = AsgiServer(name="the inbox", lifespan="off", graceful_seconds=5)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -156,12 +158,4 @@ async def serve_inbox(
     if web_ui_url is not None and not web_ui_url.startswith(("http://", "https://")):
         raise InboxConfigError(f"the Web UI address must be an http(s):// URL, got {web_ui_url!r}")
     app = create_app(calls, auth=auth, allowed_hosts=hosts, web_ui_url=web_ui_url)
-    await serve_asgi(
-        app,
-        host=host,
-        port=port,
-        server_name="the inbox",
-        lifespan="off",
-        graceful_seconds=5,
-        on_listening=on_listening,
-    )
+    await _SERVER.serve(app, host=host, port=port, on_listening=on_listening)

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from scope_tool_inbox.display import DisplayField, display_fields
 from workflows import read_approval, read_prompt
-from workflows.history import CallHistory
+from workflows.history import CallHistory, HistoryAnswer, HistoryRefusal
 
 __all__ = ["TrailEntry", "trail_entries"]
 
@@ -61,25 +61,11 @@ def trail_entries(history: CallHistory) -> tuple[TrailEntry, ...]:
     for answer in history.answers:
         by = answer.answered_by or "(not recorded)"
         note = " (a repeat, taken without effect)" if answer.duplicate else ""
-        entries.append(
-            TrailEntry(
-                at=answer.answered_at,
-                event="answered",
-                summary=f"round {answer.round} answered by {by} via {answer.via.value}{note}",
-                who=_who(answer.answered_by, answer.client_identity),
-                fields=display_fields(answer.response),
-            )
-        )
+        summary = f"round {answer.round} answered by {by} via {answer.via.value}{note}"
+        entries.append(_sent("answered", answer.answered_at, summary, answer))
     for refusal in history.refusals:
-        entries.append(
-            TrailEntry(
-                at=refusal.refused_at,
-                event="refused",
-                summary=f"answer refused ({refusal.reason}): {_short(refusal.message)}",
-                who=_who(refusal.answered_by, refusal.client_identity),
-                fields=display_fields(refusal.response),
-            )
-        )
+        summary = f"answer refused ({refusal.reason}): {_short(refusal.message)}"
+        entries.append(_sent("refused", refusal.refused_at, summary, refusal))
     if history.ended_at is not None:
         outcome = history.outcome
         summary = (
@@ -90,6 +76,19 @@ def trail_entries(history: CallHistory) -> tuple[TrailEntry, ...]:
         entries.append(TrailEntry(at=history.ended_at, event="ended", summary=summary))
     entries.sort(key=lambda entry: entry.at)
     return tuple(entries)
+
+
+def _sent(
+    event: str, at: datetime, summary: str, sent: HistoryAnswer | HistoryRefusal
+) -> TrailEntry:
+    """An answer, taken or refused: who sent it and the fields it held."""
+    return TrailEntry(
+        at=at,
+        event=event,
+        summary=summary,
+        who=_who(sent.answered_by, sent.client_identity),
+        fields=display_fields(sent.response),
+    )
 
 
 def _who(claimed: str | None, client_identity: str) -> str:

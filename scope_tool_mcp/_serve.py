@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scope_tool import Registry
-from scope_tool_cli._web_serving import serve_asgi, serve_until_signalled
+from scope_tool_cli._web_serving import AsgiServer, serve_until_signalled
 from scope_tool_mcp._engine import connect_calls
 from scope_tool_mcp._server import McpOptions, build_server
 from scope_tool_mcp.errors import McpSettingsError
@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 STATE_KEY_ENV = "SCOPE_TOOL_MCP_STATE_KEY"
+
+_SERVER = AsgiServer(name="scope-tool mcp", lifespan="on", graceful_seconds=2)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -171,15 +173,7 @@ async def serve_http(
         OSError: the address cannot be bound (the message names it), before anything serves.
     """
     app = build_server(calls, registry, options).streamable_http_app(host=host)
-    await serve_asgi(
-        app,
-        host=host,
-        port=port,
-        server_name="scope-tool mcp",
-        lifespan="on",
-        graceful_seconds=2,
-        on_listening=on_listening,
-    )
+    await _SERVER.serve(app, host=host, port=port, on_listening=on_listening)
 
 
 def read_state_key(path: Path) -> bytes:

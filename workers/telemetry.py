@@ -44,10 +44,10 @@ from temporalio.worker import (
 )
 
 from workflows._status import CallOutcome, CallStatus
-from workflows.errors import TelemetryConfigError
 from workflows.tracing import (
     TRACING_VARIABLE,
     client_tracing_interceptors,
+    otel_missing,
     tracing_from_environment,
 )
 from workflows.wire import ANSWER, CALL_TOOL_ACTIVITY, RoundFailed, RoundResult
@@ -247,10 +247,7 @@ def install_otlp_tracing() -> Callable[[], None]:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError as error:
-        raise TelemetryConfigError(
-            f"{TRACING_VARIABLE} is on but OpenTelemetry is not installed:"
-            f" pip install 'scope-tool[otel]' ({error})"
-        ) from None
+        raise otel_missing(error) from None
     resource = Resource.create({"service.name": "scope-tool-worker"}).merge(
         OTELResourceDetector().detect()
     )

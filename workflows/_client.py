@@ -45,7 +45,7 @@ from workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
 from workflows._busy import retry_while_busy
 from workflows._closed import closed_outcome, closed_phase, phase_clause, summary_phase
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
-from workflows._first_stop import start_at_first_stop, start_search_attributes
+from workflows._first_stop import refused_start, start_at_first_stop, start_search_attributes
 from workflows._routing import ServedTools, ToolInfo, list_tools, worker_wait
 from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import (
@@ -231,12 +231,7 @@ class ToolCalls:
             return await self._attach(call_id, request, call.principal)
         except RPCError as err:
             if err.status == RPCStatusCode.INVALID_ARGUMENT:
-                # The server refused the call's shape (a tool name too long for its search
-                # attribute, arguments past the payload limit): nothing was started.
-                raise ValueError(
-                    f"call {call_id[:80]!r} of tool {request.name[:80]!r} was not started:"
-                    f" {err.message}"
-                ) from None
+                raise refused_start(call_id, request.name, err) from None
             raise
         response = getattr(handle, "_start_workflow_response", None)
         if response is not None and getattr(response, "started", True) is False:

@@ -53,7 +53,7 @@ from workflows.wire import (
 if TYPE_CHECKING:
     from workflows._client import ToolCallHandle, ToolCalls
 
-__all__ = ["start_at_first_stop", "start_search_attributes", "wait_for_stop"]
+__all__ = ["refused_start", "start_at_first_stop", "start_search_attributes", "wait_for_stop"]
 
 _FIRST_POLL: Final = 0.01
 _MAX_POLL: Final = 0.25
@@ -117,10 +117,7 @@ async def start_at_first_stop(
         raise ToolCallsError(f"first stop of call {call.call_id!r} failed: {cause}") from err
     except RPCError as err:
         if err.status == RPCStatusCode.INVALID_ARGUMENT:
-            raise ValueError(
-                f"call {call.call_id[:80]!r} of tool {call.tool[:80]!r} was not started:"
-                f" {err.message}"
-            ) from None
+            raise refused_start(call.call_id, call.tool, err) from None
         if err.status not in _NOT_SUPPORTED:
             raise
         # No update-with-start on this server: start and poll.
@@ -130,6 +127,15 @@ async def start_at_first_stop(
     if timed_out:
         return handle, await handle.status()
     return handle, await wait_for_stop(handle, max_wait=max_wait)
+
+
+def refused_start(call_id: str, tool: str, err: RPCError) -> ValueError:
+    """The server refused the call's shape (``INVALID_ARGUMENT``): nothing was started.
+
+    For instance a tool name too long for its search attribute, or arguments past the payload
+    limit; the start and the update-with-start both raise this.
+    """
+    return ValueError(f"call {call_id[:80]!r} of tool {tool[:80]!r} was not started: {err.message}")
 
 
 async def wait_for_stop(handle: ToolCallHandle, *, max_wait: timedelta | None = None) -> CallStatus:

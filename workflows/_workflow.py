@@ -54,7 +54,7 @@ with workflow.unsafe.imports_passed_through():
         check_answer,
         encoded_size,
     )
-    from workflows._notices import Notices
+    from workflows._notices import Notices, describe
     from workflows._status import (
         AnswerRecord,
         CallOutcome,
@@ -265,11 +265,11 @@ class ToolCallWorkflow:
                     Phase.ERRORED,
                     message=(
                         f"outcome unknown: round {round_input.round} of tool {call.tool!r}"
-                        f" did not report back ({_describe(err)}); the tool is not marked"
+                        f" did not report back ({describe(err)}); the tool is not marked"
                         " retry-safe, so it was not run again"
                         if not retry_safe
                         else f"outcome unknown: round {round_input.round} of tool"
-                        f" {call.tool!r} failed {attempt} times ({_describe(err)})"
+                        f" {call.tool!r} failed {attempt} times ({describe(err)})"
                     ),
                 )
             finally:
@@ -436,7 +436,7 @@ class ToolCallWorkflow:
             )
             return result
         except ActivityError as err:
-            problem = f"the answer could not be checked against the schema: {_describe(err)}"
+            problem = f"the answer could not be checked against the schema: {describe(err)}"
             return CheckAnswerResult(accepted=False, detail=problem, violation=problem)
 
     async def _accept(
@@ -587,12 +587,3 @@ def _declared_retry_safe(err: ActivityError) -> bool:
     if not details or not isinstance(details[0], dict):
         return False
     return details[0].get("retry_safe") is True
-
-
-def _describe(err: BaseException) -> str:
-    parts: list[str] = []
-    current: BaseException | None = err
-    while current is not None and len(parts) < 4:
-        parts.append(f"{type(current).__name__}: {current}")
-        current = current.__cause__
-    return "; ".join(parts)

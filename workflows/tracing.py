@@ -17,7 +17,12 @@ from temporalio.client import Interceptor
 
 from workflows.errors import TelemetryConfigError
 
-__all__ = ["TRACING_VARIABLE", "client_tracing_interceptors", "tracing_from_environment"]
+__all__ = [
+    "TRACING_VARIABLE",
+    "client_tracing_interceptors",
+    "otel_missing",
+    "tracing_from_environment",
+]
 
 TRACING_VARIABLE: Final = "SCOPE_TOOL_TRACING"
 
@@ -39,8 +44,13 @@ def client_tracing_interceptors(*, tracing: bool | None = None) -> list[Intercep
     try:
         from temporalio.contrib.opentelemetry import TracingInterceptor
     except ImportError as error:
-        raise TelemetryConfigError(
-            f"{TRACING_VARIABLE} is on but OpenTelemetry is not installed:"
-            f" pip install 'scope-tool[otel]' ({error})"
-        ) from None
+        raise otel_missing(error) from None
     return [TracingInterceptor()]
+
+
+def otel_missing(error: ImportError) -> TelemetryConfigError:
+    """The error for tracing asked for without the ``[otel]`` extra, with how to install it."""
+    return TelemetryConfigError(
+        f"{TRACING_VARIABLE} is on but OpenTelemetry is not installed:"
+        f" pip install 'scope-tool[otel]' ({error})"
+    )

@@ -18,12 +18,12 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
-from scope_tool import Principal, Request
+from scope_tool import Request
 from scope_tool_agents._results import ModelResult, model_result
 from scope_tool_agents.errors import TurnError
-from workflows import CallStatus, Phase, ToolCallHandle, ToolCalls
+from workflows import CallOptions, CallStatus, Phase, ToolCallHandle, ToolCalls
 from workflows._first_stop import wait_for_stop as _poll_until_stopped
 
 __all__ = ["ModelToolCall", "Turn", "TurnCall", "call_id_for", "run_turn", "start_and_wait"]
@@ -155,12 +155,8 @@ async def start_and_wait(
     request: Request,
     *,
     call_id: str,
-    answer_timeout: timedelta | None = None,
-    allowed_answerers: Sequence[str] = (),
-    notify_url: str | None = None,
     max_wait: timedelta | None = None,
-    principal: Principal | None = None,
-    require_verified: bool = False,
+    **options: Unpack[CallOptions],
 ) -> CallStatus:
     """Start (or attach to) a call and return its status at its first stop.
 
@@ -171,16 +167,7 @@ async def start_and_wait(
         ValueError: as :meth:`workflows.ToolCalls.start` (nothing was started).
         workflows.ToolCallsError: the call cannot be read.
     """
-    _, status = await calls.start_and_wait(
-        request,
-        call_id=call_id,
-        answer_timeout=answer_timeout,
-        allowed_answerers=allowed_answerers,
-        notify_url=notify_url,
-        principal=principal,
-        require_verified=require_verified,
-        max_wait=max_wait,
-    )
+    _, status = await calls.start_and_wait(request, call_id=call_id, max_wait=max_wait, **options)
     return status
 
 
@@ -197,12 +184,8 @@ async def run_turn(
     turn_id: str,
     tool_calls: Sequence[ModelToolCall],
     *,
-    answer_timeout: timedelta | None = None,
-    allowed_answerers: Sequence[str] = (),
-    notify_url: str | None = None,
     max_wait: timedelta | None = None,
-    principal: Principal | None = None,
-    require_verified: bool = False,
+    **options: Unpack[CallOptions],
 ) -> Turn:
     """Start a model turn's tool calls together and return when each has stopped.
 
@@ -211,10 +194,11 @@ async def run_turn(
         turn_id: Identifies the model turn (e.g. the agent run id plus the turn number); with
             each tool-call id it makes the call id (:func:`call_id_for`).
         tool_calls: The turn's calls, as the model emitted them.
-        answer_timeout, allowed_answerers, notify_url, principal, require_verified: As
+        max_wait: Return after this long even if some calls still run.
+        **options: :class:`workflows.CallOptions` (``answer_timeout``, ``allowed_answerers``,
+            ``notify_url``, ``principal``, ``require_verified``) as
             :meth:`workflows.ToolCalls.start`, for every call of the turn (``principal=None``
             takes :func:`scope_tool.current_principal`: who the agent acts for in this task).
-        max_wait: Return after this long even if some calls still run.
 
     Raises:
         TurnError: the turn is malformed (a blank or repeated tool-call id, a bad id); nothing
@@ -238,17 +222,7 @@ async def run_turn(
         planned.append((tool_call, call_id, request))
     statuses = await asyncio.gather(
         *(
-            start_and_wait(
-                calls,
-                request,
-                call_id=call_id,
-                answer_timeout=answer_timeout,
-                allowed_answerers=allowed_answerers,
-                notify_url=notify_url,
-                max_wait=max_wait,
-                principal=principal,
-                require_verified=require_verified,
-            )
+            start_and_wait(calls, request, call_id=call_id, max_wait=max_wait, **options)
             for _, call_id, request in planned
         )
     )

@@ -18,7 +18,13 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from workflows._approval_prompt import ApprovalQuestion, read_approval
-    from workflows._client import UNSERVED_TIMEOUT_NOW, ToolCallHandle, ToolCalls, encode_answer
+    from workflows._client import (
+        UNSERVED_TIMEOUT_NOW,
+        CallOptions,
+        ToolCallHandle,
+        ToolCalls,
+        encode_answer,
+    )
     from workflows._converter import (
         DATA_CONVERTER,
         ScopeToolPayloadConverter,
@@ -68,6 +74,7 @@ __all__ = [
     "ApprovalQuestion",
     "CallConflictError",
     "CallNotFoundError",
+    "CallOptions",
     "CallOutcome",
     "CallStatus",
     "CallSummary",

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from temporalio.client import (
     Client,
@@ -34,8 +34,6 @@ from temporalio.client import (
 )
 from temporalio.common import (
     QueryRejectCondition,
-    WorkflowIDConflictPolicy,
-    WorkflowIDReusePolicy,
 )
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
@@ -45,7 +43,7 @@ from workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
 from workflows._busy import retry_while_busy
 from workflows._closed import closed_outcome, closed_phase, phase_clause, summary_phase
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
-from workflows._first_stop import refused_start, start_at_first_stop, start_search_attributes
+from workflows._first_stop import refused_start, start_at_first_stop, start_options
 from workflows._routing import ServedTools, ToolInfo, list_tools, worker_wait
 from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import (
@@ -61,7 +59,6 @@ from workflows.history import CallHistory, fetch_call_history
 from workflows.identity import token_subject
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from workflows.tracing import client_tracing_interceptors
-from workflows.web_ui_text import start_details, start_summary
 from workflows.webhook import check_destination, parse_allowed
 from workflows.wire import (
     ANSWER,
@@ -77,6 +74,21 @@ from workflows.wire import (
 __all__ = ["UNSERVED_TIMEOUT_NOW", "ToolCallHandle", "ToolCalls", "encode_answer"]
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class CallOptions(TypedDict, total=False):
+    """The options of a call's start, passed on as keywords by the helpers that start calls.
+
+    Each is described at :meth:`ToolCalls.start`, which checks them; ``start_and_wait``,
+    :func:`scope_tool_agents.run_turn` and :func:`scope_tool_agents.start_and_wait` take the
+    same keywords (``**options``) rather than a copy of the list.
+    """
+
+    answer_timeout: timedelta | None
+    allowed_answerers: Sequence[str]
+    notify_url: str | None
+    principal: Principal | None
+    require_verified: bool
 
 
 class ToolCalls:
@@ -217,14 +229,7 @@ class ToolCalls:
             handle = await self._client.start_workflow(
                 WORKFLOW_NAME,
                 call,
-                id=call_id,
-                task_queue=self._task_queue,
-                result_type=CallOutcome,
-                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                search_attributes=start_search_attributes(request.name),
-                static_summary=start_summary(request.name),
-                static_details=start_details(request.name, request.arguments),
+                **start_options(call, task_queue=self._task_queue),
                 request_eager_start=True,
             )
         except WorkflowAlreadyStartedError:
@@ -244,12 +249,8 @@ class ToolCalls:
         request: Request,
         *,
         call_id: str,
-        answer_timeout: timedelta | None = None,
-        allowed_answerers: Sequence[str] = (),
-        notify_url: str | None = None,
         max_wait: timedelta | None = None,
-        principal: Principal | None = None,
-        require_verified: bool = False,
+        **options: Unpack[CallOptions],
     ) -> tuple[ToolCallHandle, CallStatus]:
         """Start (or attach to) a call and return it with its status at its first stop.
 
@@ -262,29 +263,15 @@ class ToolCalls:
             ValueError: an argument is malformed (nothing was started).
             CallConflictError: ``call_id`` names a call of another request.
         """
-        call = await self._call_input(
-            request,
-            call_id=call_id,
-            answer_timeout=answer_timeout,
-            allowed_answerers=allowed_answerers,
-            notify_url=notify_url,
-            principal=principal,
-            require_verified=require_verified,
-        )
+        call = await self._call_input(request, call_id=call_id, **options)
         if max_wait is not None and max_wait <= timedelta(0):
             raise ValueError(f"max_wait must be positive, got {max_wait}")
+        # The fallback start keeps the principal already resolved (current_principal() here).
+        pinned: CallOptions = {**options, "principal": call.principal}
         return await start_at_first_stop(
             self,
             call,
-            lambda: self.start(
-                request,
-                call_id=call_id,
-                answer_timeout=answer_timeout,
-                allowed_answerers=allowed_answerers,
-                notify_url=notify_url,
-                principal=call.principal,
-                require_verified=require_verified,
-            ),
+            lambda: self.start(request, call_id=call_id, **pinned),
             max_wait=max_wait,
         )
 
@@ -293,9 +280,9 @@ class ToolCalls:
         request: Request,
         *,
         call_id: str,
-        answer_timeout: timedelta | None,
-        allowed_answerers: Sequence[str],
-        notify_url: str | None,
+        answer_timeout: timedelta | None = None,
+        allowed_answerers: Sequence[str] = (),
+        notify_url: str | None = None,
         principal: Principal | None = None,
         require_verified: bool = False,
     ) -> ToolCallInput:

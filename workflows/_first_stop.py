@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 from temporalio.client import (
     WithStartWorkflowOperation,
@@ -53,7 +53,13 @@ from workflows.wire import (
 if TYPE_CHECKING:
     from workflows._client import ToolCallHandle, ToolCalls
 
-__all__ = ["refused_start", "start_at_first_stop", "start_search_attributes", "wait_for_stop"]
+__all__ = [
+    "StartOptions",
+    "refused_start",
+    "start_at_first_stop",
+    "start_options",
+    "wait_for_stop",
+]
 
 _FIRST_POLL: Final = 0.01
 _MAX_POLL: Final = 0.25
@@ -63,11 +69,36 @@ _NOT_SUPPORTED: Final = (RPCStatusCode.UNIMPLEMENTED, RPCStatusCode.PERMISSION_D
 """How a server without (or with disabled) update-with-start refuses ExecuteMultiOperation."""
 
 
-def start_search_attributes(tool: str) -> TypedSearchAttributes:
-    """The search attributes a call starts with (its tool, phase RUNNING)."""
-    return TypedSearchAttributes(
-        [SearchAttributePair(TOOL_KEY, tool), SearchAttributePair(PHASE_KEY, Phase.RUNNING.value)]
-    )
+class StartOptions(TypedDict):
+    """The workflow options of a call's start, the same for ``start`` and update-with-start."""
+
+    id: str
+    task_queue: str
+    result_type: type[CallOutcome]
+    id_conflict_policy: WorkflowIDConflictPolicy
+    id_reuse_policy: WorkflowIDReusePolicy
+    search_attributes: TypedSearchAttributes
+    static_summary: str
+    static_details: str
+
+
+def start_options(call: ToolCallInput, *, task_queue: str) -> StartOptions:
+    """How ``call`` starts: its id attaches to a running call and never reuses a finished one;
+    it is listed by its tool, phase RUNNING, and described in the Web UI."""
+    attributes = [
+        SearchAttributePair(TOOL_KEY, call.tool),
+        SearchAttributePair(PHASE_KEY, Phase.RUNNING.value),
+    ]
+    return {
+        "id": call.call_id,
+        "task_queue": task_queue,
+        "result_type": CallOutcome,
+        "id_conflict_policy": WorkflowIDConflictPolicy.USE_EXISTING,
+        "id_reuse_policy": WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        "search_attributes": TypedSearchAttributes(attributes),
+        "static_summary": start_summary(call.tool),
+        "static_details": start_details(call.tool, call.arguments),
+    }
 
 
 async def start_at_first_stop(
@@ -82,16 +113,7 @@ async def start_at_first_stop(
     ``start`` is ``ToolCalls.start`` bound to the same arguments: the fallback path.
     """
     operation: WithStartWorkflowOperation[Any, CallOutcome] = WithStartWorkflowOperation(
-        WORKFLOW_NAME,
-        call,
-        id=call.call_id,
-        task_queue=calls.task_queue,
-        result_type=CallOutcome,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-        search_attributes=start_search_attributes(call.tool),
-        static_summary=start_summary(call.tool),
-        static_details=start_details(call.tool, call.arguments),
+        WORKFLOW_NAME, call, **start_options(call, task_queue=calls.task_queue)
     )
     update_id = first_stop_update_id(call.tool, call.arguments, nonce=uuid.uuid4().hex)
     update = calls.client.execute_update_with_start_workflow(

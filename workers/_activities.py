@@ -47,18 +47,7 @@ from scope_tool import (
 from scope_tool.errors import ToolError
 from workers._carry import carried
 from workers._isolation import run_isolated
-from workflows.wire import (
-    CALL_TOOL_ACTIVITY,
-    CallToolInput,
-    RoundCancelled,
-    RoundCompleted,
-    RoundErrored,
-    RoundFailed,
-    RoundInputRequested,
-    RoundInvalid,
-    RoundResult,
-    ToolStartedHeartbeat,
-)
+from workflows import wire
 
 __all__ = ["ToolActivities"]
 
@@ -106,22 +95,24 @@ class ToolActivities:
         self._cancel_grace = cancel_grace.total_seconds()
         self._warn_after = blocked_warning_after.total_seconds()
 
-    @activity.defn(name=CALL_TOOL_ACTIVITY)
-    async def call_tool(self, round_input: CallToolInput) -> RoundResult:
+    @activity.defn(name=wire.CALL_TOOL_ACTIVITY)
+    async def call_tool(self, round_input: wire.CallToolInput) -> wire.RoundResult:
         """Run one round of a call (see the module docstring)."""
         binding = self._registry.resolve(round_input.tool)
         if binding is None:
             message = f"tool: unknown tool {_quote(round_input.tool)}"
-            return RoundInvalid(message=message, output=Output.text_output(f"error: {message}"))
+            return wire.RoundInvalid(
+                message=message, output=Output.text_output(f"error: {message}")
+            )
         digest = binding.contract.digest
         if round_input.contract_digest is not None and round_input.contract_digest != digest:
-            return RoundErrored(
+            return wire.RoundErrored(
                 message=f"the contract of tool {_quote(round_input.tool)} changed since round 1"
                 f" (digest {round_input.contract_digest[:12]} then, {digest[:12]} now);"
                 " refusing to re-enter it with a contract the model did not see",
             )
         retry_safe = round_input.tool in self._retry_safe
-        started = ToolStartedHeartbeat(retry_safe=retry_safe)
+        started = wire.ToolStartedHeartbeat(retry_safe=retry_safe)
         if retry_safe:
             # Without these details a lost round counts as not retry-safe, which is the answer
             # for every other tool already; only a retry-safe one must say so before it runs.
@@ -136,26 +127,28 @@ class ToolActivities:
                 await beating
 
     async def _run(
-        self, binding: Binding, round_input: CallToolInput, *, digest: str, retry_safe: bool
-    ) -> RoundResult:
+        self, binding: Binding, round_input: wire.CallToolInput, *, digest: str, retry_safe: bool
+    ) -> wire.RoundResult:
         try:
             request = Request(name=round_input.tool, arguments=round_input.arguments)
         except (ToolError, ValueError, TypeError) as exc:
-            return RoundInvalid(message=str(exc), output=Output.text_output(f"error: {exc}"))
+            return wire.RoundInvalid(message=str(exc), output=Output.text_output(f"error: {exc}"))
         continuation = None
         if round_input.input_request is not None:
             if round_input.response is None:
-                return RoundErrored(message="round input has a committed request but no answer")
+                return wire.RoundErrored(
+                    message="round input has a committed request but no answer"
+                )
             try:
                 continuation = InputRequest.from_json(round_input.input_request).continuation(
                     round_input.response
                 )
             except (ToolError, ValueError) as exc:
-                return RoundErrored(message=f"the committed answer no longer re-enters: {exc}")
+                return wire.RoundErrored(message=f"the committed answer no longer re-enters: {exc}")
         try:
             invocation = binding.contract.prepare(request, continuation)
         except (ToolError, ValueError) as exc:
-            return RoundInvalid(message=str(exc), output=Output.text_output(f"error: {exc}"))
+            return wire.RoundInvalid(message=str(exc), output=Output.text_output(f"error: {exc}"))
         label = f"tool {_quote(round_input.tool)} (call {_quote(round_input.call_id)}, round {round_input.round})"
         # The call's principal reaches every Guard's Authorizer in this round (the tool's
         # thread runs in a copy of this context).
@@ -171,9 +164,11 @@ class ToolActivities:
             # so the round is lost as before (outcome unknown, or re-run if retry-safe).
             raise asyncio.CancelledError()
         if end.value is None and end.error is None:
-            return RoundCancelled(message=f"round {round_input.round} was cancelled: {end.note}")
+            return wire.RoundCancelled(
+                message=f"round {round_input.round} was cancelled: {end.note}"
+            )
         if end.cancelled and end.value is not None and end.value.input_request is not None:
-            return RoundCancelled(
+            return wire.RoundCancelled(
                 message=f"round {round_input.round} was cancelled; the tool asked a question"
                 f" after it, which was not committed ({end.note})"
             )
@@ -185,15 +180,17 @@ class ToolActivities:
         except Exception as exc:
             failure = classify_failure(exc)
             if failure is not None:
-                return RoundFailed(
+                return wire.RoundFailed(
                     failure_kind=failure.kind, output=failure.output, message=str(failure)
                 )
-            return RoundErrored(message=f"{type(exc).__name__}: {exc}", evidence=_evidence(exc))
+            return wire.RoundErrored(
+                message=f"{type(exc).__name__}: {exc}", evidence=_evidence(exc)
+            )
         if result.input_request is not None:
-            return RoundInputRequested(
+            return wire.RoundInputRequested(
                 input_request=result.input_request.to_json(), contract_digest=digest
             )
-        return RoundCompleted(output=result.output)
+        return wire.RoundCompleted(output=result.output)
 
 
 def _cancel_requested() -> bool:
@@ -202,7 +199,7 @@ def _cancel_requested() -> bool:
     return details is not None and details.cancel_requested
 
 
-async def _heartbeat_until_cancelled(details: ToolStartedHeartbeat, most: timedelta) -> None:
+async def _heartbeat_until_cancelled(details: wire.ToolStartedHeartbeat, most: timedelta) -> None:
     """Keep the round alive while the tool runs; a lost worker stops this, and the server sees.
 
     Each heartbeat's reply also carries a pending cancellation, so ``most`` bounds how long a

@@ -39,6 +39,7 @@ from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from scope_tool import MAX_INPUT_BYTES, Principal, Request, check_ijson, current_principal
+from workflows import wire
 from workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
 from workflows._busy import retry_while_busy
 from workflows._closed import closed_outcome, closed_phase, phase_clause, summary_phase
@@ -60,16 +61,6 @@ from workflows.identity import token_subject
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from workflows.tracing import client_tracing_interceptors
 from workflows.webhook import check_destination, parse_allowed
-from workflows.wire import (
-    ANSWER,
-    PHASE_KEY,
-    STATUS,
-    TOOL_KEY,
-    WORKFLOW_NAME,
-    AnswerInput,
-    AnswerReceipt,
-    ToolCallInput,
-)
 
 __all__ = ["UNSERVED_TIMEOUT_NOW", "ToolCallHandle", "ToolCalls", "encode_answer"]
 
@@ -188,15 +179,7 @@ class ToolCalls:
         return await self._served.served(tool)
 
     async def start(
-        self,
-        request: Request,
-        *,
-        call_id: str,
-        answer_timeout: timedelta | None = None,
-        allowed_answerers: Sequence[str] = (),
-        notify_url: str | None = None,
-        principal: Principal | None = None,
-        require_verified: bool = False,
+        self, request: Request, *, call_id: str, **options: Unpack[CallOptions]
     ) -> ToolCallHandle:
         """Start the call ``call_id`` for ``request``, or attach to the call with that id.
 
@@ -216,18 +199,10 @@ class ToolCalls:
         Raises:
             ValueError: an argument is malformed (nothing was started).
         """
-        call = await self._call_input(
-            request,
-            call_id=call_id,
-            answer_timeout=answer_timeout,
-            allowed_answerers=allowed_answerers,
-            notify_url=notify_url,
-            principal=principal,
-            require_verified=require_verified,
-        )
+        call = await self._call_input(request, call_id=call_id, options=options)
         try:
             handle = await self._client.start_workflow(
-                WORKFLOW_NAME,
+                wire.WORKFLOW_NAME,
                 call,
                 **start_options(call, task_queue=self._task_queue),
                 request_eager_start=True,
@@ -263,7 +238,7 @@ class ToolCalls:
             ValueError: an argument is malformed (nothing was started).
             CallConflictError: ``call_id`` names a call of another request.
         """
-        call = await self._call_input(request, call_id=call_id, **options)
+        call = await self._call_input(request, call_id=call_id, options=options)
         if max_wait is not None and max_wait <= timedelta(0):
             raise ValueError(f"max_wait must be positive, got {max_wait}")
         # The fallback start keeps the principal already resolved (current_principal() here).
@@ -276,17 +251,18 @@ class ToolCalls:
         )
 
     async def _call_input(
-        self,
-        request: Request,
-        *,
-        call_id: str,
-        answer_timeout: timedelta | None = None,
-        allowed_answerers: Sequence[str] = (),
-        notify_url: str | None = None,
-        principal: Principal | None = None,
-        require_verified: bool = False,
-    ) -> ToolCallInput:
+        self, request: Request, *, call_id: str, options: CallOptions
+    ) -> wire.ToolCallInput:
         """The workflow input for a call, or the ValueError saying which argument is wrong."""
+        unknown = sorted(set(options) - CallOptions.__optional_keys__)
+        if unknown:
+            known = ", ".join(sorted(CallOptions.__optional_keys__))
+            raise TypeError(f"unexpected keyword argument {unknown[0]!r} (call options: {known})")
+        answer_timeout = options.get("answer_timeout")
+        allowed_answerers = options.get("allowed_answerers", ())
+        notify_url = options.get("notify_url")
+        principal = options.get("principal")
+        require_verified = options.get("require_verified", False)
         if not isinstance(request, Request):
             raise TypeError(f"request must be a scope_tool.Request, not {type(request).__name__}")
         if not isinstance(call_id, str) or not call_id.strip():
@@ -324,7 +300,7 @@ class ToolCalls:
             )
         if not isinstance(require_verified, bool):
             raise ValueError(f"require_verified must be a bool, got {require_verified!r}")
-        return ToolCallInput(
+        return wire.ToolCallInput(
             call_id=call_id,
             tool=request.name,
             arguments=request.arguments,
@@ -362,7 +338,7 @@ class ToolCalls:
                 attached.workflow_handle, call_id=call_id, attached=True, client=self._client
             )
         payloads = first.workflow_execution_started_event_attributes.input.payloads
-        [existing] = await self._client.data_converter.decode(payloads, [ToolCallInput])
+        [existing] = await self._client.data_converter.decode(payloads, [wire.ToolCallInput])
         if existing.tool != request.name or _as_bytes(existing.arguments) != _as_bytes(
             request.arguments
         ):
@@ -396,13 +372,13 @@ class ToolCalls:
         """
         if limit <= 0:
             raise ValueError(f"limit must be positive, got {limit}")
-        clauses = [f"WorkflowType = '{WORKFLOW_NAME}'"]
+        clauses = [f"WorkflowType = '{wire.WORKFLOW_NAME}'"]
         if phase is not None:
             clauses.append(phase_clause(Phase(phase)))
         if tool is not None:
             if not _TOOL_NAME.match(tool):
                 raise ValueError(f"tool must be a tool name ([A-Za-z0-9_-]{{1,64}}), got {tool!r}")
-            clauses.append(f"{TOOL_KEY.name} = '{tool}'")
+            clauses.append(f"{wire.TOOL_KEY.name} = '{tool}'")
         found: dict[str, CallSummary] = {}
         try:
             async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):
@@ -413,8 +389,8 @@ class ToolCalls:
                     continue  # a reset replaced this run: the call is its newer run
                 summary = CallSummary(
                     call_id=execution.id,
-                    tool=attributes.get(TOOL_KEY) or "",
-                    phase=summary_phase(execution.status, attributes.get(PHASE_KEY)),
+                    tool=attributes.get(wire.TOOL_KEY) or "",
+                    phase=summary_phase(execution.status, attributes.get(wire.PHASE_KEY)),
                     started_at=execution.start_time,
                 )
                 known = found.get(summary.call_id)
@@ -483,7 +459,7 @@ class ToolCallHandle:
         """
         try:
             status: CallStatus = await self._handle.query(
-                STATUS,
+                wire.STATUS,
                 result_type=CallStatus,
                 rpc_timeout=wait_for_worker,
                 # A terminated or timed-out call would replay its last state (a question still
@@ -513,7 +489,7 @@ class ToolCallHandle:
         outcome = await self.result()
         return CallStatus(
             call_id=self._call_id,
-            tool=description.typed_search_attributes.get(TOOL_KEY) or "",
+            tool=description.typed_search_attributes.get(wire.TOOL_KEY) or "",
             phase=outcome.phase,
             round=outcome.rounds,
             outcome=outcome,
@@ -528,7 +504,7 @@ class ToolCallHandle:
             execution = (await self._handle.describe()).status or WorkflowExecutionStatus.TERMINATED
         try:  # the answers and round it had, replayed by a worker (none polling: left empty)
             replayed: CallStatus | None = await self._handle.query(
-                STATUS, result_type=CallStatus, rpc_timeout=wait_for_worker
+                wire.STATUS, result_type=CallStatus, rpc_timeout=wait_for_worker
             )
         except (RPCError, WorkflowQueryFailedError):
             replayed = None
@@ -552,7 +528,7 @@ class ToolCallHandle:
         description = await self._handle.describe()
         return CallStatus(
             call_id=self._call_id,
-            tool=description.typed_search_attributes.get(TOOL_KEY) or "",
+            tool=description.typed_search_attributes.get(wire.TOOL_KEY) or "",
             phase=outcome.phase,
             round=0,
             outcome=outcome,
@@ -565,7 +541,7 @@ class ToolCallHandle:
         request_id: str | None = None,
         answered_by: str | None = None,
         identity_token: str | None = None,
-    ) -> AnswerReceipt:
+    ) -> wire.AnswerReceipt:
         """Answer the pending question and return once the call has accepted it.
 
         This is the one answer path: the CLI, the inbox and the API call it and render its
@@ -670,21 +646,21 @@ class ToolCallHandle:
 
     async def _send_answer(
         self, raw: bytes, request_id: str | None, identity: tuple[str | None, str | None]
-    ) -> AnswerReceipt:
+    ) -> wire.AnswerReceipt:
         answered_by, identity_token = identity
         update_id = None
         if request_id is not None:
             update_id = f"answer:{request_id}:{hashlib.sha256(raw).hexdigest()[:32]}"
-        answer = AnswerInput(
+        answer = wire.AnswerInput(
             response=raw,
             request_id=request_id,
             answered_by=answered_by,
             identity_token=identity_token,
         )
 
-        async def send() -> AnswerReceipt:
-            receipt: AnswerReceipt = await self._handle.execute_update(
-                ANSWER, answer, id=update_id, result_type=AnswerReceipt
+        async def send() -> wire.AnswerReceipt:
+            receipt: wire.AnswerReceipt = await self._handle.execute_update(
+                wire.ANSWER, answer, id=update_id, result_type=wire.AnswerReceipt
             )
             return receipt
 
@@ -724,8 +700,8 @@ class ToolCallHandle:
             if identity_token is not None and answered_by is None:
                 answered_by = token_subject(identity_token)
             await self._handle.signal(
-                ANSWER,
-                AnswerInput(
+                wire.ANSWER,
+                wire.AnswerInput(
                     response=raw,
                     request_id=request_id,
                     answered_by=answered_by,

@@ -14,9 +14,7 @@ cookie and redirects to the same page without it (so the token leaves the addres
 
 from __future__ import annotations
 
-import base64
 import binascii
-import hashlib
 import hmac
 import ipaddress
 import json
@@ -25,6 +23,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from starlette.requests import HTTPConnection
+
+from workflows.signing import b64url_decode, b64url_encode, hmac_signature
 
 __all__ = [
     "AS_COOKIE",
@@ -79,18 +79,6 @@ def _check_secret(secret: str) -> bytes:
     return raw
 
 
-def _b64encode(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-
-def _b64decode(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def _signature(secret: bytes, payload: str) -> str:
-    return _b64encode(hmac.new(secret, payload.encode("ascii"), hashlib.sha256).digest())
-
-
 def mint_token(
     name: str, *, secret: str, valid_for: timedelta | None = None, now: float | None = None
 ) -> str:
@@ -115,10 +103,10 @@ def mint_token(
         if valid_for <= timedelta(0):
             raise ValueError(f"valid_for must be positive, got {valid_for}")
         expires = int((time.time() if now is None else now) + valid_for.total_seconds())
-    payload = _b64encode(
+    payload = b64url_encode(
         json.dumps({"sub": name, "exp": expires}, separators=(",", ":")).encode("utf-8")
     )
-    return f"{payload}.{_signature(key, payload)}"
+    return f"{payload}.{hmac_signature(key, payload)}"
 
 
 def verify_token(token: str, *, secret: str, now: float | None = None) -> str:
@@ -131,10 +119,10 @@ def verify_token(token: str, *, secret: str, now: float | None = None) -> str:
     payload, dot, signature = token.strip().partition(".")
     if not dot or not payload or not signature:
         raise AuthenticationError("the token is malformed (expected PAYLOAD.SIGNATURE)")
-    if not hmac.compare_digest(_signature(key, payload), signature):
+    if not hmac.compare_digest(hmac_signature(key, payload), signature):
         raise AuthenticationError("the token's signature does not match (forged or wrong secret)")
     try:
-        claims = json.loads(_b64decode(payload))
+        claims = json.loads(b64url_decode(payload))
     except (binascii.Error, ValueError) as error:
         raise AuthenticationError(f"the token's payload is unreadable ({error})") from None
     if not isinstance(claims, dict) or not isinstance(claims.get("sub"), str):

@@ -23,9 +23,7 @@ with claims ``{"sub": name, "iat": seconds, "exp": seconds, "iss": issuer}``.
 
 from __future__ import annotations
 
-import base64
 import binascii
-import hashlib
 import hmac
 import json
 import os
@@ -34,6 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
+
+from workflows.signing import b64url_decode, b64url_encode, hmac_signature
 
 __all__ = [
     "DEFAULT_TOKEN_LIFETIME",
@@ -114,18 +114,6 @@ def installed_identity_secret() -> bytes | None:
     return _installed
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def _sign(secret: bytes, signed_part: str) -> str:
-    return _b64(hmac.new(secret, signed_part.encode("ascii"), hashlib.sha256).digest())
-
-
 def issue_token(
     name: str,
     *,
@@ -152,9 +140,11 @@ def issue_token(
         "exp": int(issued + lifetime.total_seconds()),
         "iss": issuer,
     }
-    body = _b64(json.dumps(claims, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    body = b64url_encode(
+        json.dumps(claims, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    )
     signed_part = _PREFIX + body
-    return f"{signed_part}.{_sign(secret_bytes(secret), signed_part)}"
+    return f"{signed_part}.{hmac_signature(secret_bytes(secret), signed_part)}"
 
 
 def _claims(token: str) -> tuple[str, str, dict[str, object]]:
@@ -164,7 +154,7 @@ def _claims(token: str) -> tuple[str, str, dict[str, object]]:
     if len(parts) != 3:
         raise IdentityError("the identity token is malformed (expected st1.<claims>.<signature>)")
     try:
-        claims = json.loads(_unb64(parts[1]))
+        claims = json.loads(b64url_decode(parts[1]))
     except (ValueError, binascii.Error):
         raise IdentityError("the identity token's claims are not base64url JSON") from None
     if not isinstance(claims, dict):
@@ -196,7 +186,7 @@ def verify_token(token: str, *, secret: bytes | None, now: float) -> VerifiedIde
             f"this worker cannot verify identities: {SECRET_VARIABLE} is not set in its environment"
         )
     signed_part, signature, claims = _claims(token)
-    if not hmac.compare_digest(_sign(secret, signed_part), signature):
+    if not hmac.compare_digest(hmac_signature(secret, signed_part), signature):
         raise IdentityError(
             "the identity token's signature does not match (forged or other secret)"
         )

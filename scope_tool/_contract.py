@@ -21,7 +21,7 @@ from scope_tool._invocation import Invocation, admit_invocation
 from scope_tool._request import Request
 from scope_tool._result import Result
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
-from scope_tool._sealed import mint_sealed
+from scope_tool._sealed import Immutable, mint_sealed
 from scope_tool._tool import InputValidatingTool, Tool, capability
 from scope_tool.errors import (
     InputValidationPanicError,
@@ -42,7 +42,7 @@ def _sealed(type_name: str, factory: str) -> NoReturn:
     raise TypeError(f"{type_name} cannot be constructed directly; use {factory}")
 
 
-class Contract:
+class Contract(Immutable):
     """The immutable trust boundary from an untrusted request to an invocation.
 
     It keeps the frozen definition, the compiled input schema and the input validator, and no
@@ -162,12 +162,6 @@ class Contract:
                 raise InvalidInvocationError(f"arguments: {panic}") from panic
         return admit_invocation(self, arguments, continuation)
 
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"Contract is immutable; cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"Contract is immutable; cannot delete {name!r}")
-
     def __reduce__(self) -> NoReturn:
         raise TypeError("Contract cannot be copied or pickled; bind the tool again")
 
@@ -175,7 +169,7 @@ class Contract:
         return f"Contract(name={self._name!r})"
 
 
-class Binding:
+class Binding(Immutable):
     """One immutable :class:`Contract` together with the tool that executes it.
 
     Calls may run concurrently when the tool supports it. Only :func:`bind` creates bindings.
@@ -212,12 +206,6 @@ class Binding:
         if not isinstance(invocation, Invocation) or invocation._owner is not self._contract:
             raise InvalidInvocationError("invocation does not belong to binding")
         return await self._tool.call(invocation)
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"Binding is immutable; cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"Binding is immutable; cannot delete {name!r}")
 
     def __reduce__(self) -> NoReturn:
         raise TypeError("Binding cannot be copied or pickled; bind the tool again")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Final, NoReturn
+from typing import Any, Final
 
 from scope_tool._ijson import (
     MAX_INPUT_BYTES,
@@ -22,7 +22,7 @@ from scope_tool._ijson import (
 )
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
 from scope_tool._schema_check import SchemaCheck
-from scope_tool._sealed import mint_sealed
+from scope_tool._sealed import Immutable, mint_sealed
 from scope_tool.errors import InvalidInputRequestError
 
 __all__ = ["Continuation", "InputRequest"]
@@ -70,7 +70,7 @@ def _compiled(schema: object) -> CompiledSchema:
         raise InvalidInputRequestError(f"response schema: {exc}") from exc
 
 
-class InputRequest:
+class InputRequest(Immutable):
     """A frozen re-entry checkpoint: what to ask, the answer's contract, and the tool's state.
 
     Validated at construction (:class:`~scope_tool.errors.InvalidInputRequestError`):
@@ -98,12 +98,6 @@ class InputRequest:
         object.__setattr__(self, "_prompt", checked_prompt)
         object.__setattr__(self, "_schema", checked_schema)
         object.__setattr__(self, "_state", checked_state)
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"InputRequest is immutable; cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"InputRequest is immutable; cannot delete {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, InputRequest):
@@ -231,7 +225,7 @@ def _rebuild_input_request(prompt: bytes, response_schema: bytes, state: bytes) 
     return InputRequest(prompt=prompt, response_schema=response_schema, state=state)
 
 
-class Continuation:
+class Continuation(Immutable):
     """The checkpoint and validated answer for one logical call.
 
     Only :meth:`InputRequest.continuation` makes one (calling the class raises
@@ -253,12 +247,6 @@ class Continuation:
     @classmethod
     def _freeze(cls, *, state: bytes, response: bytes) -> Continuation:
         return mint_sealed(cls, _state=state, _response=response)
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"Continuation is immutable; cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"Continuation is immutable; cannot delete {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Continuation):

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from scope_tool._sealed import Immutable
+
 if TYPE_CHECKING:
     from scope_tool._input_request import Continuation
 
 __all__ = ["Invocation", "admit_invocation"]
 
 
-class Invocation:
+class Invocation(Immutable):
     """A complete JSON object admitted by one exact frozen contract.
 
     Only :meth:`Contract.prepare <scope_tool.Contract.prepare>` can create one; calling the
@@ -46,12 +48,6 @@ class Invocation:
     def continuation(self) -> Continuation | None:
         """The answer supplied explicitly for this call, or ``None`` for a new call."""
         return self._continuation
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"Invocation is immutable; cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"Invocation is immutable; cannot delete {name!r}")
 
     def __reduce__(self) -> NoReturn:
         # A copy made outside prepare would be an invocation nobody admitted.

@@ -30,7 +30,7 @@ import functools
 import json
 import re
 from decimal import Decimal
-from typing import Any, Final, NoReturn
+from typing import Any, Final
 
 import jsonschema_rs
 import referencing.exceptions
@@ -48,6 +48,7 @@ from scope_tool._schema_limits import (
     metered,
     on_enough_stack,
 )
+from scope_tool._sealed import Immutable
 
 __all__ = ["MAX_SCHEMA_BYTES", "CompiledSchema", "SchemaError", "SchemaValidationError"]
 
@@ -153,7 +154,7 @@ def _compile_rust(canonical: bytes) -> Any:
         raise CompileError(f"compile: {first_line}") from None
 
 
-class CompiledSchema:
+class CompiledSchema(Immutable):
     """An immutable compiled schema that owns its canonical JSON bytes.
 
     Instances are only made by :meth:`parse`; they are safe to share between threads and
@@ -182,12 +183,6 @@ class CompiledSchema:
         object.__setattr__(self, "_rust", _rust)
         object.__setattr__(self, "_fast", _fast)
         object.__setattr__(self, "_bounded", _bounded)
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"CompiledSchema is immutable; cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"CompiledSchema is immutable; cannot delete {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CompiledSchema):

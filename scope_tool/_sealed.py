@@ -1,15 +1,18 @@
-"""Minting instances of the sealed trust types, whose constructors refuse to run.
+"""Immutable slotted values, and minting the sealed ones whose constructors refuse to run.
 
-``Contract``, ``Binding`` and ``Continuation`` raise ``TypeError`` from ``__init__`` so that only
-the package makes them (``bind``, ``InputRequest.continuation``), and refuse ``__setattr__`` so
-that they stay as made. Their package-internal factories set the slots through here.
+``Contract``, ``Binding``, ``Invocation``, ``InputRequest``, ``Continuation`` and
+``CompiledSchema`` are :class:`Immutable`: they set their slots once, with
+``object.__setattr__``, and refuse assignment afterwards. ``Contract``, ``Binding`` and
+``Continuation`` also raise ``TypeError`` from ``__init__`` so that only the package makes them
+(``bind``, ``InputRequest.continuation``); their factories set the slots through
+:func:`mint_sealed`.
 """
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
-__all__ = ["mint_sealed"]
+__all__ = ["Immutable", "mint_sealed"]
 
 _T = TypeVar("_T")
 
@@ -25,3 +28,15 @@ def mint_sealed(cls: type[_T], **slots: object) -> _T:
     for name, value in slots.items():
         object.__setattr__(instance, name, value)
     return instance
+
+
+class Immutable:
+    """A value whose slots, once set, cannot be assigned or deleted (nor new ones added)."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot delete {name!r}")

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from scope_tool._ijson import IJSONError, known_members, parse_ijson
+from scope_tool._ijson import IJSONError, parse_ijson
+from scope_tool._json_form import closed_object_model, known_members
 from scope_tool.errors import InvalidDefinitionError
 
 __all__ = ["Definition"]
@@ -142,22 +143,20 @@ class Definition:
     @classmethod
     def json_schema_model(cls) -> dict[str, Any]:
         """The JSON Schema (2020-12) of a definition's JSON form, as a fresh dict."""
-        return {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "Definition",
+        input_schema = {
             "type": "object",
-            "properties": {
+            "properties": {"type": {"const": "object"}},
+            "required": ["type"],
+        }
+        return closed_object_model(
+            "Definition",
+            {
                 "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
                 "description": {"type": "string"},
-                "input_schema": {
-                    "type": "object",
-                    "properties": {"type": {"const": "object"}},
-                    "required": ["type"],
-                },
+                "input_schema": input_schema,
             },
-            "required": ["name", "input_schema"],
-            "additionalProperties": False,
-        }
+            required=("name", "input_schema"),
+        )
 
 
 def _json_string(text: str) -> bytes:

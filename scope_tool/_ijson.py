@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from decimal import Decimal
 from json import decoder as _json_decoder
 from json.encoder import encode_basestring
@@ -33,7 +33,6 @@ __all__ = [
     "canonical_json",
     "check_ijson",
     "is_blank",
-    "known_members",
     "nested_deeper_than",
     "parse_ijson",
     "raw_object_members",
@@ -375,26 +374,6 @@ def parse_ijson(data: bytes) -> Any:
     except ValueError:
         # int() refused more digits than Python's limit; only the exact decoder keeps them.
         return _parse(data, _EXACT_VALUE_DECODER)
-
-
-def known_members(
-    data: str | bytes, *, allowed: Collection[str], what: str, error: Callable[[str], Exception]
-) -> dict[str, bytes]:
-    """:func:`raw_object_members` of a value's JSON form, refusing any member not ``allowed``.
-
-    The values' ``from_json`` refuse malformed text the same way through it: ``error`` is
-    raised with ``what`` and the problem (the first unknown member in sorted order), the
-    :class:`IJSONError` chained.
-    """
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    try:
-        members = raw_object_members(raw)
-    except IJSONError as exc:
-        raise error(f"{what}: {exc}") from exc
-    for key in sorted(members):
-        if key not in allowed:
-            raise error(f"{what}: unknown member {json.dumps(key)}")
-    return members
 
 
 def raw_object_members(data: bytes) -> dict[str, bytes]:

@@ -18,8 +18,8 @@ from scope_tool._ijson import (
     MAX_INPUT_BYTES,
     IJSONError,
     check_ijson,
-    known_members,
 )
+from scope_tool._json_form import closed_object_model, known_members
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
 from scope_tool._schema_check import SchemaCheck
 from scope_tool._sealed import Immutable, mint_sealed
@@ -207,18 +207,8 @@ class InputRequest(Immutable):
     @classmethod
     def json_schema_model(cls) -> dict[str, Any]:
         """The JSON Schema (2020-12) of an input request's JSON form, as a fresh dict."""
-        return {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "InputRequest",
-            "type": "object",
-            "properties": {
-                "prompt": {},
-                "response_schema": {"type": ["object", "boolean"]},
-                "state": {},
-            },
-            "required": list(_MEMBERS),
-            "additionalProperties": False,
-        }
+        properties = {"prompt": {}, "response_schema": {"type": ["object", "boolean"]}, "state": {}}
+        return closed_object_model("InputRequest", properties, required=_MEMBERS)
 
 
 def _rebuild_input_request(prompt: bytes, response_schema: bytes, state: bytes) -> InputRequest:

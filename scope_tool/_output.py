@@ -12,9 +12,9 @@ from typing import Any, Final
 from scope_tool._ijson import (
     IJSONError,
     check_ijson,
-    known_members,
     parse_ijson,
 )
+from scope_tool._json_form import closed_object_model, known_members
 from scope_tool._text import checked_text
 from scope_tool.errors import InvalidOutputError
 
@@ -215,16 +215,13 @@ class Output:
             "oneOf": [{"required": ["data"]}, {"required": ["uri"]}],
             "additionalProperties": False,
         }
-        return {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "Output",
-            "type": "object",
-            "properties": {
+        return closed_object_model(
+            "Output",
+            {
                 "content": {"type": "array", "items": {"oneOf": [text_block, media_block]}},
                 "details": {},
             },
-            "additionalProperties": False,
-        }
+        )
 
 
 _TEXT_MEMBERS: Final = frozenset({"type", "text"})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scope_tool._ijson import known_members
 from scope_tool._input_request import InputRequest
+from scope_tool._json_form import known_members
 from scope_tool._output import Output
 from scope_tool.errors import InvalidInputRequestError, InvalidOutputError, InvalidResultError
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from scope_tool._definition import Definition
 from scope_tool._func import _StrictDecoder
@@ -21,7 +21,7 @@ from scope_tool._invocation import Invocation, admit_invocation
 from scope_tool._request import Request
 from scope_tool._result import Result
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
-from scope_tool._sealed import Immutable, mint_sealed
+from scope_tool._sealed import Sealed, mint_sealed
 from scope_tool._tool import InputValidatingTool, Tool, capability
 from scope_tool.errors import (
     InputValidationPanicError,
@@ -38,11 +38,7 @@ __all__ = ["Binding", "Contract", "bind"]
 InputValidator = Callable[[bytes], None]
 
 
-def _sealed(type_name: str, factory: str) -> NoReturn:
-    raise TypeError(f"{type_name} cannot be constructed directly; use {factory}")
-
-
-class Contract(Immutable):
+class Contract(Sealed):
     """The immutable trust boundary from an untrusted request to an invocation.
 
     It keeps the frozen definition, the compiled input schema and the input validator, and no
@@ -58,8 +54,7 @@ class Contract(Immutable):
     _schema: CompiledSchema
     _validator: InputValidator | None
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        _sealed("Contract", "bind(tool).contract")
+    _made_by = "bind(tool).contract"
 
     @classmethod
     def _freeze(
@@ -169,7 +164,7 @@ class Contract(Immutable):
         return f"Contract(name={self._name!r})"
 
 
-class Binding(Immutable):
+class Binding(Sealed):
     """One immutable :class:`Contract` together with the tool that executes it.
 
     Calls may run concurrently when the tool supports it. Only :func:`bind` creates bindings.
@@ -180,8 +175,7 @@ class Binding(Immutable):
     _contract: Contract
     _tool: Tool
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        _sealed("Binding", "bind(tool)")
+    _made_by = "bind(tool)"
 
     @classmethod
     def _join(cls, *, contract: Contract, tool: Tool) -> Binding:

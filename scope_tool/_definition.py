@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from scope_tool._ijson import IJSONError, parse_ijson
-from scope_tool._json_form import closed_object_model, known_members
+from scope_tool._json_form import closed_object_model, json_text_bytes, known_members
 from scope_tool.errors import InvalidDefinitionError
 
 __all__ = ["Definition"]
@@ -21,13 +21,9 @@ _MEMBERS: Final = frozenset({"name", "description", "input_schema"})
 
 
 def _schema_bytes(input_schema: object) -> bytes:
-    if isinstance(input_schema, bytes):
-        return input_schema
-    if isinstance(input_schema, bytearray | memoryview):
-        return bytes(input_schema)
-    if isinstance(input_schema, str):
-        # A lone surrogate cannot be UTF-8; keep it so validate() reports the schema.
-        return input_schema.encode("utf-8", "surrogatepass")
+    raw = json_text_bytes(input_schema)
+    if raw is not None:
+        return raw
     if isinstance(input_schema, Mapping):
         try:
             text = json.dumps(

@@ -19,10 +19,10 @@ from scope_tool._ijson import (
     IJSONError,
     check_ijson,
 )
-from scope_tool._json_form import closed_object_model, known_members
+from scope_tool._json_form import closed_object_model, json_text_bytes, known_members
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
 from scope_tool._schema_check import SchemaCheck
-from scope_tool._sealed import Immutable, mint_sealed
+from scope_tool._sealed import Immutable, Sealed, mint_sealed
 from scope_tool.errors import InvalidInputRequestError
 
 __all__ = ["Continuation", "InputRequest"]
@@ -31,13 +31,9 @@ _MEMBERS: Final = ("prompt", "response_schema", "state")
 
 
 def _json_bytes(value: object, what: str) -> bytes:
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, bytearray | memoryview):
-        return bytes(value)
-    if isinstance(value, str):
-        # A lone surrogate cannot be UTF-8; keep it so the I-JSON check reports it.
-        return value.encode("utf-8", "surrogatepass")
+    raw = json_text_bytes(value)
+    if raw is not None:
+        return raw
     raise InvalidInputRequestError(f"{what} must be JSON bytes or str, not {type(value).__name__}")
 
 
@@ -215,7 +211,7 @@ def _rebuild_input_request(prompt: bytes, response_schema: bytes, state: bytes) 
     return InputRequest(prompt=prompt, response_schema=response_schema, state=state)
 
 
-class Continuation(Immutable):
+class Continuation(Sealed):
     """The checkpoint and validated answer for one logical call.
 
     Only :meth:`InputRequest.continuation` makes one (calling the class raises
@@ -228,11 +224,7 @@ class Continuation(Immutable):
     _response: bytes
     _state: bytes
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        raise TypeError(
-            "Continuation cannot be constructed directly; "
-            "use InputRequest.continuation(response) to validate an answer"
-        )
+    _made_by = "InputRequest.continuation(response) to validate an answer"
 
     @classmethod
     def _freeze(cls, *, state: bytes, response: bytes) -> Continuation:

@@ -8,9 +8,9 @@ them again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from scope_tool._sealed import Immutable
+from scope_tool._sealed import Sealed
 
 if TYPE_CHECKING:
     from scope_tool._input_request import Continuation
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["Invocation", "admit_invocation"]
 
 
-class Invocation(Immutable):
+class Invocation(Sealed):
     """A complete JSON object admitted by one exact frozen contract.
 
     Only :meth:`Contract.prepare <scope_tool.Contract.prepare>` can create one; calling the
@@ -33,11 +33,7 @@ class Invocation(Immutable):
     _continuation: Continuation | None
     _owner: object
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError(
-            "Invocation cannot be constructed directly; "
-            "use Contract.prepare(request) to admit a Request"
-        )
+    _made_by = "Contract.prepare(request) to admit a Request"
 
     @property
     def arguments(self) -> bytes:

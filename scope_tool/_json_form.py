@@ -14,7 +14,7 @@ from typing import Any
 
 from scope_tool._ijson import IJSONError, raw_object_members
 
-__all__ = ["closed_object_model", "known_members"]
+__all__ = ["closed_object_model", "json_text_bytes", "known_members"]
 
 
 def known_members(
@@ -51,3 +51,18 @@ def closed_object_model(
         model["required"] = list(required)
     model["additionalProperties"] = False
     return model
+
+
+def json_text_bytes(value: object) -> bytes | None:
+    """JSON text given as ``bytes``, a bytes-like view or ``str``, as bytes; else ``None``.
+
+    A ``str`` keeps its lone surrogates (``surrogatepass``), so the I-JSON or schema check that
+    follows reports them with the field's name, rather than the encoder failing first.
+    """
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    return None

@@ -1,18 +1,18 @@
-"""Immutable slotted values, and minting the sealed ones whose constructors refuse to run.
+"""Immutable slotted values, and the sealed ones whose constructors refuse to run.
 
 ``Contract``, ``Binding``, ``Invocation``, ``InputRequest``, ``Continuation`` and
 ``CompiledSchema`` are :class:`Immutable`: they set their slots once, with
-``object.__setattr__``, and refuse assignment afterwards. ``Contract``, ``Binding`` and
-``Continuation`` also raise ``TypeError`` from ``__init__`` so that only the package makes them
-(``bind``, ``InputRequest.continuation``); their factories set the slots through
-:func:`mint_sealed`.
+``object.__setattr__``, and refuse assignment afterwards. The trust types among them
+(``Contract``, ``Binding``, ``Invocation``, ``Continuation``) are :class:`Sealed`: calling the
+class raises ``TypeError``, so only the package makes them (``bind``, ``Contract.prepare``,
+``InputRequest.continuation``), setting their slots through :func:`mint_sealed`.
 """
 
 from __future__ import annotations
 
-from typing import NoReturn, TypeVar
+from typing import ClassVar, NoReturn, TypeVar
 
-__all__ = ["Immutable", "mint_sealed"]
+__all__ = ["Immutable", "Sealed", "mint_sealed"]
 
 _T = TypeVar("_T")
 
@@ -40,3 +40,19 @@ class Immutable:
 
     def __delattr__(self, name: str) -> NoReturn:
         raise AttributeError(f"{type(self).__name__} is immutable; cannot delete {name!r}")
+
+
+class Sealed(Immutable):
+    """An immutable value only the package makes: calling the class raises ``TypeError``.
+
+    Each subclass names, in ``_made_by``, the one way to get an instance; the message says it.
+    """
+
+    __slots__ = ()
+
+    _made_by: ClassVar[str]
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError(
+            f"{type(self).__name__} cannot be constructed directly; use {self._made_by}"
+        )

@@ -91,9 +91,7 @@ class InputRequest(Immutable):
         checked_prompt = _document(prompt, "prompt")
         checked_schema = _compiled(response_schema)
         checked_state = _document(state, "state")
-        object.__setattr__(self, "_prompt", checked_prompt)
-        object.__setattr__(self, "_schema", checked_schema)
-        object.__setattr__(self, "_state", checked_state)
+        self._set_slots(_prompt=checked_prompt, _schema=checked_schema, _state=checked_state)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, InputRequest):

@@ -178,11 +178,9 @@ class CompiledSchema(Immutable):
     def __init__(
         self, *, _canonical: bytes, _exact: Any, _rust: Any, _fast: Any, _bounded: bool
     ) -> None:
-        object.__setattr__(self, "_canonical", _canonical)
-        object.__setattr__(self, "_exact", _exact)
-        object.__setattr__(self, "_rust", _rust)
-        object.__setattr__(self, "_fast", _fast)
-        object.__setattr__(self, "_bounded", _bounded)
+        self._set_slots(
+            _canonical=_canonical, _exact=_exact, _rust=_rust, _fast=_fast, _bounded=_bounded
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CompiledSchema):

@@ -14,19 +14,18 @@ from typing import ClassVar, NoReturn, TypeVar
 
 __all__ = ["Immutable", "Sealed", "mint_sealed"]
 
-_T = TypeVar("_T")
+_T = TypeVar("_T", bound="Immutable")
 
 
 def mint_sealed(cls: type[_T], **slots: object) -> _T:
-    """An instance of ``cls`` made without ``__init__``, each slot set past the immutability guard.
+    """An instance of ``cls`` made without ``__init__``, its slots set as :meth:`~Immutable._set_slots`.
 
     Args:
         cls: The sealed class.
         **slots: Each slot's name (with its leading underscore) and value.
     """
     instance: _T = object.__new__(cls)
-    for name, value in slots.items():
-        object.__setattr__(instance, name, value)
+    instance._set_slots(**slots)
     return instance
 
 
@@ -34,6 +33,11 @@ class Immutable:
     """A value whose slots, once set, cannot be assigned or deleted (nor new ones added)."""
 
     __slots__ = ()
+
+    def _set_slots(self, **slots: object) -> None:
+        """Set slots while the value is being made: the only writes it takes, past the guard."""
+        for name, value in slots.items():
+            object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"{type(self).__name__} is immutable; cannot set {name!r}")

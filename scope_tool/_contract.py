@@ -177,10 +177,6 @@ class Binding(Sealed):
 
     _made_by = "bind(tool)"
 
-    @classmethod
-    def _join(cls, *, contract: Contract, tool: Tool) -> Binding:
-        return mint_sealed(cls, _contract=contract, _tool=tool)
-
     @property
     def contract(self) -> Contract:
         """The frozen contract every invocation passed to :meth:`call` must come from."""
@@ -245,7 +241,7 @@ def bind(tool: Tool) -> Binding:
         name=definition.name, description=definition.description, input_schema=schema.canonical
     )
     contract = Contract._freeze(definition=frozen, schema=schema, validator=validator)
-    return Binding._join(contract=contract, tool=tool)
+    return mint_sealed(Binding, _contract=contract, _tool=tool)
 
 
 def _declare_input_validator(tool: Tool) -> InputValidator | None:

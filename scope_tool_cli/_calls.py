@@ -112,7 +112,7 @@ async def run_call(args: argparse.Namespace) -> int:
             require_verified=args.require_verified,
         )
     except CallConflictError as error:
-        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+        raise CommandError.usage(error) from None
     except ValueError as error:
         raise CommandError(
             f"cannot start call {call_id!r}: {error}", exit_code=EXIT_USAGE

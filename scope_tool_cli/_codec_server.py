@@ -111,7 +111,7 @@ def dev_codec_server(*, ip: str, port: int, ui_port: int) -> CodecServer | None:
     try:
         codec = encryption_codec_from_environment()
     except EncryptionConfigError as error:
-        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+        raise CommandError.usage(error) from None
     if codec is None:
         return None
     origins = (f"http://localhost:{ui_port}", f"http://{ip}:{ui_port}")
@@ -227,7 +227,7 @@ async def run_codec_server(args: argparse.Namespace) -> int:
     try:
         codec = encryption_codec_from_environment()
     except EncryptionConfigError as error:
-        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+        raise CommandError.usage(error) from None
     if codec is None:
         raise CommandError(
             "the codec server needs the encryption keys: set SCOPE_TOOL_ENCRYPTION_KEYS"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from scope_tool_cli._errors import EXIT_FAILED, EXIT_USAGE, CommandError
+from scope_tool_cli._errors import EXIT_FAILED, CommandError
 from workflows.errors import EncryptionConfigError, SettingsError, TelemetryConfigError
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, Settings
 
@@ -39,7 +39,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         )
         settings.tls_config()
     except SettingsError as error:
-        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+        raise CommandError.usage(error) from None
     return settings
 
 
@@ -82,7 +82,7 @@ async def connect(settings: Settings) -> ToolCalls:
     try:
         return await settings.tool_calls()
     except (SettingsError, EncryptionConfigError, TelemetryConfigError) as error:
-        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+        raise CommandError.usage(error) from None
     except Exception as error:
         raise CommandError(
             f"cannot reach Temporal at {settings.address} (is `scope-tool dev` running?): "

@@ -34,3 +34,8 @@ class CommandError(Exception):
         self.message = message
         self.exit_code = exit_code
         self.details = details
+
+    @classmethod
+    def usage(cls, error: BaseException) -> CommandError:
+        """The command line (or a setting) was wrong: ``error``'s own message, exit code 2."""
+        return cls(str(error), exit_code=EXIT_USAGE)

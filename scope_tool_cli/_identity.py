@@ -107,7 +107,7 @@ async def run_token(args: argparse.Namespace) -> int:
             args.name, secret=secret, issuer="cli", lifetime=timedelta(seconds=args.ttl)
         )
     except IdentityError as error:
-        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+        raise CommandError.usage(error) from None
     print(token, flush=True)
     print(
         f"valid {args.ttl} s; answer with: scope-tool answer ID JSON --token <token>",

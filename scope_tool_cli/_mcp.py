@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scope_tool_cli._errors import EXIT_USAGE, CommandError
+from scope_tool_cli._errors import CommandError
 
 if TYPE_CHECKING:
     from workflows import ToolCalls
@@ -36,7 +36,7 @@ async def run_mcp(args: argparse.Namespace) -> int:
     try:
         return await run(args)
     except McpSettingsError as error:
-        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+        raise CommandError.usage(error) from None
 
 
 def start_dev_mcp(

@@ -76,7 +76,7 @@ async def run_inbox(args: argparse.Namespace) -> int:
             dev_loopback=args.dev_loopback,
         ).check_bind(args.host)
     except InboxConfigError as error:
-        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+        raise CommandError.usage(error) from None
     calls = await connect(settings_from_args(args))
 
     def listening(host: str, port: int) -> None:
@@ -97,7 +97,7 @@ async def run_inbox(args: argparse.Namespace) -> int:
             )
         )
     except InboxConfigError as error:
-        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+        raise CommandError.usage(error) from None
     except OSError as error:
         raise CommandError(str(error.strerror or error)) from None
     if stopped:

@@ -511,19 +511,15 @@ class ToolCallHandle:
         outcome = await closed_outcome(
             self._handle, execution, rounds=replayed.round if replayed else 0
         )
-        if replayed is not None:
-            return CallStatus(
-                call_id=replayed.call_id,
-                tool=replayed.tool,
+        if replayed is not None:  # closed: nothing pending or in flight any more
+            return replace(
+                replayed,
                 phase=outcome.phase,
-                round=replayed.round,
-                answers=replayed.answers,
                 outcome=outcome,
-                refused=replayed.refused,
-                notify_errors=replayed.notify_errors,
-                allowed_answerers=replayed.allowed_answerers,
-                principal=replayed.principal,
-                require_verified=replayed.require_verified,
+                pending=None,
+                refused_dropped=0,
+                route=None,
+                waiting_for_worker=None,
             )
         description = await self._handle.describe()
         return CallStatus(

@@ -6,8 +6,9 @@ would ``sys.exit`` from inside the event loop); leave SIGINT and SIGTERM to the 
 ``scope-tool dev`` can run several servers beside each other; stop when the task is cancelled,
 after closing the socket and finishing requests in flight.
 
-Only those optional packages import this module, and both bring uvicorn: the CLI itself, the
-core packages and a worker never load it, so they install without a web stack.
+Only those optional packages import this module (and ``scope-tool inbox``, lazily, once it
+found the inbox installed), and both bring uvicorn: the rest of the CLI, the core packages and a
+worker never load it, so they install without a web stack.
 """
 
 from __future__ import annotations

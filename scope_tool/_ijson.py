@@ -109,6 +109,9 @@ def _make_decoder(number: Any, integer: Any) -> json.JSONDecoder:
 # int is C-fast but refuses more than sys.get_int_max_str_digits() digits: the exact decoders
 # take over then (see _with_long_integers).
 _VALUE_DECODER: Final = _make_decoder(JSONDecimal, None)
+# A plain Decimal is built in half the time of a subclass instance (C fast path); for callers
+# that never show a number's repr (the fast schema engine prints numbers with str()).
+_PLAIN_VALUE_DECODER: Final = _make_decoder(Decimal, None)
 _EXACT_VALUE_DECODER: Final = _make_decoder(JSONDecimal, _exact_int)
 # check_ijson discards the value, so C-speed float/int conversion is enough (1e999 -> inf is
 # harmless); only int's digit limit needs the exact decoder as a fallback.
@@ -359,16 +362,23 @@ def _with_long_integers(data: bytes, decoder: json.JSONDecoder) -> Any:
         return _parse(data, _EXACT_VALUE_DECODER)
 
 
-def parse_ijson(data: bytes) -> Any:
+def parse_ijson(data: bytes, *, plain_decimals: bool = False) -> Any:
     """check_ijson, then return the value with numbers kept exact (int / Decimal).
 
     Objects become ``dict``, arrays ``list``; integers become ``int`` (or
     :class:`JSONDecimal` beyond Python's integer-string limit), other numbers
     :class:`JSONDecimal` (a ``Decimal``), never ``float``, so schema validation compares
-    numbers exactly as Go does.
+    numbers exactly as Go does. One parse does both: a caller that needs the value never
+    has to call :func:`check_ijson` first (it raises the same errors).
+
+    Args:
+        data: the untrusted JSON text, as bytes.
+        plain_decimals: give non-integers as plain ``Decimal`` (same value, ``repr``
+            ``Decimal('1.5')``), about twice as fast to build: for callers that never show a
+            number's ``repr`` (1 MiB of decimals parses in ~0.1 s instead of ~0.25 s).
     """
     try:
-        return _parse(data, _VALUE_DECODER)
+        return _parse(data, _PLAIN_VALUE_DECODER if plain_decimals else _VALUE_DECODER)
     except IJSONError:
         raise
     except ValueError:

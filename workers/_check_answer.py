@@ -14,7 +14,7 @@ import asyncio
 
 from temporalio import activity
 
-from scope_tool import check_ijson
+from scope_tool._ijson import IJSONError
 from scope_tool._schema import CompiledSchema
 from scope_tool._schema_check import CheckOutcome
 from workflows.wire import CHECK_ANSWER_ACTIVITY, CheckAnswerInput, CheckAnswerResult
@@ -30,11 +30,11 @@ async def check_answer(request: CheckAnswerInput) -> CheckAnswerResult:
 
 def check_answer_now(request: CheckAnswerInput) -> CheckAnswerResult:
     """The same verdict, synchronously (what the activity runs in its thread)."""
+    schema = CompiledSchema.parse(request.response_schema)
     try:
-        check_ijson(request.response)
-    except ValueError as exc:
+        verdict = schema.check_json(request.response)  # parses once (I-JSON and values)
+    except IJSONError as exc:
         return CheckAnswerResult(accepted=False, reason="invalid_json", detail=str(exc))
-    verdict = CompiledSchema.parse(request.response_schema).check(request.response)
     if verdict.outcome is CheckOutcome.ACCEPTED:
         return CheckAnswerResult(accepted=True)
     return CheckAnswerResult(

@@ -236,7 +236,10 @@ class CompiledSchema:
             raise SchemaError(f"canonical document exceeds {MAX_SCHEMA_BYTES} bytes")
         if _nests_too_deep(canonical):
             raise SchemaError(f"document nests deeper than {MAX_NESTING} levels")
-        schema = parse_ijson(canonical)
+        try:
+            schema = parse_ijson(canonical)
+        except IJSONError as exc:  # a number no exact Decimal holds
+            raise SchemaError(str(exc)) from None
         try:
             # The metaschema check and json.loads recurse with the document: give them a
             # stack with room for MAX_NESTING levels, whatever the caller's depth.

@@ -317,3 +317,19 @@ def test_plain_decimals_refuse_what_check_ijson_refuses():
         with pytest.raises(IJSONError) as parsed:
             parse_ijson(document, plain_decimals=True)
         assert str(parsed.value) == str(checked.value)
+
+
+HUGE_EXPONENT = b"[1.5, 1e1000000000000000000]"
+"""Valid I-JSON text whose second number no exact Decimal holds (exponent past 10**18 - 1)."""
+
+
+def test_a_number_no_decimal_holds_is_valid_text_but_refused_as_a_value():
+    check_ijson(HUGE_EXPONENT)  # the text is valid I-JSON, as in Go
+    check_ijson(b"[1e1000000000000000000, 1" + b"0" * 5000 + b"]")  # also past int()'s digits
+    assert raw_object_members(b'{"a": 1e1000000000000000000}') == {"a": b" 1e1000000000000000000"}
+    for plain in (False, True):
+        with pytest.raises(IJSONError, match="exponent is beyond"):
+            parse_ijson(HUGE_EXPONENT, plain_decimals=plain)
+    with pytest.raises(IJSONError, match="exponent is beyond"):
+        parse_ijson(b"[1" + b"0" * 5000 + b", -2E+99999999999999999999]")
+    assert parse_ijson(b"1e999999999999999999") == Decimal("1e999999999999999999")

@@ -198,6 +198,17 @@ def test_both_engines_show_decimals_as_json_text(schema):
     assert "Decimal(" not in verdict.detail
 
 
+def test_a_number_no_decimal_holds_is_refused_never_raised():
+    """Valid I-JSON, but no exact Decimal holds it: a refusal (or SchemaError), not a crash."""
+    huge = b"[1e1000000000000000000]"
+    for schema in (compiled({"type": "array"}), compiled({"items": {"multipleOf": 0.5}})):
+        assert schema.check(huge).outcome is CheckOutcome.REFUSED
+        with pytest.raises(IJSONError, match="exponent is beyond"):
+            schema.check_json(huge)
+    with pytest.raises(SchemaError, match="exponent is beyond"):
+        CompiledSchema.parse(b'{"maximum":1e1000000000000000000}')
+
+
 def test_validation_message_has_pointer_and_reason():
     schema = compiled(
         {

@@ -6,8 +6,8 @@ raises the refusal so a bad answer never reaches history; the signal records it 
 waiting. An exact repeat of an accepted answer (same request id, same JSON text) is accepted as
 a duplicate, so a client that retries after a lost reply never starts a second round.
 
-The content check is bounded: an answer over :data:`WORKFLOW_CHECK_BYTES` (parsing 1 MiB of
-numbers alone takes ~0.8 s) or one the schema layer cannot decide within
+The content check is bounded: an answer over :data:`WORKFLOW_CHECK_BYTES` (parsing and checking
+1 MiB of decimals takes 0.25-0.5 s of CPU) or one the schema layer cannot decide within
 :data:`WORKFLOW_CHECK_STEPS` is :class:`Unchecked`, and the workflow finishes the check in the
 ``scope_tool.check_answer`` activity, then decides again passing that verdict in, against the
 state as it is *then* (another answer may have won meanwhile). Refusal texts are capped at

@@ -62,7 +62,8 @@ bench: $(STAMP)
 ## Stress and fault scenarios at full size (the same suite runs small in `make test`).
 stress: $(STAMP)
 	SCOPE_TOOL_TEST_SIZE=full $(BIN)/python -m pytest -q -s -p no:cacheprovider \
-	  tests/reliability/test_load.py tests/reliability/test_faults.py tests/stress
+	  tests/reliability/test_load.py tests/reliability/test_faults.py \
+	  tests/reliability/test_hostile_input.py tests/reliability/test_hostile_cli.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis test-artifacts

@@ -145,7 +145,7 @@ async def _follow(handle: ToolCallHandle, call_id: str, *, give_up_after: float 
             if status.pending is not None:
                 _print(
                     f"[{status.phase}] waiting for input: {prompt_text(status.pending.prompt, status.pending.response_schema)}"
-                    f" — answer with: {answer_hint(call_id, status.pending.response_schema)}"
+                    f" — answer with: {answer_hint(call_id, status.pending.response_schema, verified=status.require_verified)}"
                 )
             else:
                 _print(f"[{status.phase}] round {status.round}")

@@ -60,9 +60,13 @@ def schema_text(schema: bytes) -> str:
     return json.dumps(json_value(schema), indent=2, ensure_ascii=False)
 
 
-def answer_hint(call_id: str, schema: bytes) -> str:
-    """A command line that answers the call, with an example value the schema accepts."""
-    return f"scope-tool answer {call_id} '{json.dumps(_example(json_value(schema)))}'"
+def answer_hint(call_id: str, schema: bytes, *, verified: bool = False) -> str:
+    """A command line that answers the call, with an example value the schema accepts.
+
+    ``verified``: the call takes only answers with an identity token, so the line says so.
+    """
+    line = f"scope-tool answer {call_id} '{json.dumps(_example(json_value(schema)))}'"
+    return f"{line} --token TOKEN" if verified else line
 
 
 def _example(schema: Any) -> Any:
@@ -170,9 +174,17 @@ def render_status(status: CallStatus) -> str:
             for decision, example in zip(
                 approval.decisions, approval.answer_examples(), strict=True
             ):
-                rows.append((f"to {decision}", f"scope-tool answer {status.call_id} '{example}'"))
+                token = " --token TOKEN" if status.require_verified else ""
+                rows.append(
+                    (f"to {decision}", f"scope-tool answer {status.call_id} '{example}'{token}")
+                )
         else:
-            rows.append(("answer with", answer_hint(status.call_id, pending.response_schema)))
+            hint = answer_hint(
+                status.call_id, pending.response_schema, verified=status.require_verified
+            )
+            rows.append(("answer with", hint))
+        if status.require_verified:
+            rows.append(("token from", "scope-tool token issue --for NAME (or the inbox)"))
     for number, answer in enumerate(status.answers, start=1):
         answer_fields = answer.to_json_dict()
         rows.append(

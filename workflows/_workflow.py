@@ -27,6 +27,7 @@ loads in a sandboxed runner.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal, cast
 
@@ -103,6 +104,20 @@ _CHECK_TIMEOUT = timedelta(seconds=60)
 _CHECK_ATTEMPTS = 3
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Question:
+    """The question a call waits on: set when a round asks, cleared by its answer or the end.
+
+    ``pending`` is what status shows; ``request`` the parsed ``InputRequest`` answers are
+    checked against; ``carried`` the encoded size of what the next round carries besides the
+    answer (the arguments and the question), so an answer too large to carry is refused.
+    """
+
+    pending: PendingInput
+    request: InputRequest
+    carried: int
+
+
 @workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
 class ToolCallWorkflow:
     """Runs the rounds of one call; see the module docstring for the life of a call."""
@@ -112,13 +127,11 @@ class ToolCallWorkflow:
         self._call = call
         self._phase = Phase.RUNNING
         self._round = 0
-        self._pending: PendingInput | None = None
-        self._pending_request: InputRequest | None = None
+        self._question: _Question | None = None
         self._answer: AnswerRecord | None = None
         self._answers: dict[str, AnswerRecord] = {}
         self._refused: list[RefusedAnswer] = []
         self._refused_dropped = 0
-        self._carried: int | None = None
         self._notices = Notices(call)
         self._outcome: CallOutcome | None = None
         self._contract_digest: str | None = None
@@ -298,22 +311,25 @@ class ToolCallWorkflow:
             if call.answer_timeout_seconds is not None
             else None
         )
-        self._pending = PendingInput(
+        pending = PendingInput(
             request_id=self._round_request_id(),
             prompt=request.prompt,
             response_schema=request.response_schema,
             asked_at=asked_at,
             deadline=asked_at + timeout if timeout is not None else None,
         )
-        self._pending_request = request
-        self._carried = encoded_size(call.arguments) + encoded_size(input_request)
+        self._question = _Question(
+            pending=pending,
+            request=request,
+            carried=encoded_size(call.arguments) + encoded_size(input_request),
+        )
         self._answer = None
         self._set_phase(Phase.AWAITING_INPUT)
         workflow.set_current_details(
             waiting_details(
                 tool=call.tool,
                 call_id=call.call_id,
-                request_id=self._pending.request_id,
+                request_id=pending.request_id,
                 prompt=request.prompt,
                 schema=request.response_schema,
             )
@@ -324,6 +340,11 @@ class ToolCallWorkflow:
         except TimeoutError:
             return None
         return self._answer
+
+    @property
+    def _pending(self) -> PendingInput | None:
+        """The question waiting for an answer, as status shows it."""
+        return self._question.pending if self._question is not None else None
 
     def _round_request_id(self) -> str:
         return f"{self._call.call_id}/r{self._round}"
@@ -342,8 +363,7 @@ class ToolCallWorkflow:
         message: str = "",
         evidence: Output | None = None,
     ) -> CallOutcome:
-        self._pending = None
-        self._pending_request = None
+        self._question = None
         self._outcome = CallOutcome(
             phase=phase,
             output=output if output is not None else Output(),
@@ -386,16 +406,17 @@ class ToolCallWorkflow:
         *,
         token_mode: Literal["verify", "validated", "refuse"],
     ) -> Accepted | Refused | Unchecked:
+        question = self._question
         return check_answer(
             answer,
             call_id=self._call.call_id,
             phase=self._phase,
             pending=self._pending,
-            pending_request=self._pending_request,
+            pending_request=question.request if question is not None else None,
             answered=self._answers,
             allowed_answerers=self._call.allowed_answerers,
             schema_verdict=schema_verdict,
-            carried=self._carried,
+            carried=question.carried if question is not None else None,
             require_verified=self._call.require_verified,
             # Installed by the worker from its environment, never from history (trust model:
             # workflows.identity); absent, a token is refused not_verified.
@@ -463,8 +484,7 @@ class ToolCallWorkflow:
         )
         self._answers[record.request_id] = record
         self._answer = record
-        self._pending = None
-        self._pending_request = None
+        self._question = None
         self._set_phase(Phase.RUNNING)
         workflow.set_current_details(running_details(self._call.tool, self._round + 1))
         return AnswerReceipt(request_id=record.request_id, round=record.round)

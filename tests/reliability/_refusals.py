@@ -225,12 +225,17 @@ def run_property(
     explicit: Sequence[T] = (),
     per_example_timeout: float = 90.0,
 ) -> None:
-    """Run ``check`` on ``explicit`` then on ``max_examples`` generated values (in a thread)."""
+    """Run ``check`` on ``explicit`` then on ``max_examples`` generated values (in a thread).
+
+    ``max_examples=0`` runs the explicit values only (the small size of a suite).
+    """
 
     # Explicit examples run directly: some (a list nested 100 000 deep) are too deep for
     # hypothesis's own reporting machinery to handle as @example values.
     for value in explicit:
         asyncio.run_coroutine_threadsafe(check(value), loop).result(timeout=per_example_timeout)
+    if max_examples == 0:
+        return
 
     @settings(
         max_examples=max_examples,

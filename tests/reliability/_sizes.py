@@ -1,6 +1,6 @@
 """One suite, two sizes: small in ``make test``, full (``SCOPE_TOOL_TEST_SIZE=full``) in ``make stress``.
 
-The load and fault scenarios run the same code and the same assertions at both sizes; only the
+The load, fault and hostile-input scenarios run the same code and the same assertions at both sizes; only the
 number of calls, the time budgets and whether figures are recorded differ.
 """
 
@@ -29,6 +29,12 @@ class Size:
     heartbeat_timeout: timedelta
     test_timeout_seconds: int
     record_figures: bool
+    hostile_requests: int
+    """Requests hypothesis generates for the facade (beside the explicit ones)."""
+    hostile_answers: int
+    """Answers hypothesis generates for the facade."""
+    hostile_cli: int
+    """Calls and answers generated for the command line (each one a process start)."""
 
 
 SMALL = Size(
@@ -42,6 +48,9 @@ SMALL = Size(
     heartbeat_timeout=timedelta(seconds=3),  # conftest.HEARTBEAT_TIMEOUT
     test_timeout_seconds=120,
     record_figures=False,
+    hostile_requests=40,
+    hostile_answers=150,
+    hostile_cli=0,
 )
 FULL = Size(
     name="full",
@@ -54,6 +63,9 @@ FULL = Size(
     heartbeat_timeout=timedelta(seconds=10),
     test_timeout_seconds=900,
     record_figures=True,
+    hostile_requests=400,
+    hostile_answers=600,
+    hostile_cli=30,
 )
 
 SIZE = FULL if os.environ.get("SCOPE_TOOL_TEST_SIZE", "small") == "full" else SMALL

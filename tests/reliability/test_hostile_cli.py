@@ -6,24 +6,46 @@ tools and odd names. Each must exit non-zero with a clear line on stderr (no tra
 refused answer must leave the call unchanged. One kernel limit shapes the cases: a single
 command-line argument holds at most 128 KiB, so over-limit (1 MiB) payloads are only tried
 through the facade and the deepest nesting here is 60 000 levels (the protocol limit is 10 000).
+
+One suite, two sizes (``_sizes``): the explicit cases in ``make test``; ``make stress`` adds
+hypothesis-generated calls and answers and records its figures.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 
+import pytest
 from helpers.servers import DedicatedDevServer
 
 from scope_tool import Request
 from workflows import Phase, ToolCalls
 
 from ._cli import CLI_ANSWERS, CLI_REQUESTS, run_cli
+from ._figures import record_figures
+from ._hostile_inputs import hostile_answers, hostile_requests
 from ._processes import WorkerProcess
-from ._refusals import workflow_task_failures
+from ._refusals import run_property, workflow_task_failures
+from ._sizes import SIZE
+
+ARGUMENT_LIMIT = 131_000
+"""Just below the kernel's 128 KiB (131,072 bytes) per command-line argument."""
 
 
+def _fits_command_line(text: str | bytes) -> bool:
+    try:
+        encoded = os.fsencode(text)
+    except UnicodeError:
+        return False
+    return (
+        b"\x00" not in encoded and len(encoded) <= ARGUMENT_LIMIT and not encoded.startswith(b"-")
+    )
+
+
+@pytest.mark.timeout(SIZE.test_timeout_seconds)
 async def test_cli_refuses_hostile_calls(
     reliability_server: DedicatedDevServer,
     tool_worker: WorkerProcess,
@@ -31,7 +53,14 @@ async def test_cli_refuses_hostile_calls(
 ) -> None:
     started: list[str] = []
     violations: list[str] = []
-    for name, arguments in CLI_REQUESTS:
+    tried = 0
+
+    async def call_refused(pair: tuple[str | bytes, str | bytes]) -> None:
+        nonlocal tried
+        name, arguments = pair
+        if not (_fits_command_line(name) and _fits_command_line(arguments)):
+            return  # generated values the shell cannot pass; the facade suite tries them
+        tried += 1
         call_id = f"cli-hostile-{uuid.uuid4().hex[:12]}"
         run = await run_cli(
             "call",
@@ -53,12 +82,28 @@ async def test_cli_refuses_hostile_calls(
             outcome = await asyncio.wait_for(reliability_calls.get(call_id).result(), 60)
             if outcome.phase is not Phase.INVALID:
                 violations.append(f"{shown} ended {outcome.phase}")
-    print(f"CLI hostile calls: {len(CLI_REQUESTS)} tried, {len(violations)} mishandled")
-    assert violations == [], "\n".join(violations)
+
+    await asyncio.to_thread(
+        run_property,
+        hostile_requests(),
+        call_refused,
+        loop=asyncio.get_running_loop(),
+        max_examples=SIZE.hostile_cli,
+        explicit=CLI_REQUESTS,
+    )
+    print(f"CLI hostile calls: {tried} tried, {len(violations)} mishandled")
+    if SIZE.record_figures:
+        record_figures(
+            "hostile_cli_calls",
+            {"tried": tried, "mishandled": len(violations), "examples": violations[:10]},
+        )
+    assert tried >= len(CLI_REQUESTS)
+    assert violations == [], "\n".join(violations[:15])
     assert await workflow_task_failures(reliability_calls.client, started) == ()
     assert tool_worker.alive
 
 
+@pytest.mark.timeout(SIZE.test_timeout_seconds)
 async def test_cli_refuses_hostile_answers(
     reliability_server: DedicatedDevServer,
     tool_worker: WorkerProcess,
@@ -76,7 +121,13 @@ async def test_cli_refuses_hostile_answers(
     assert baseline.phase is Phase.AWAITING_INPUT
 
     violations: list[str] = []
-    for response in CLI_ANSWERS:
+    tried = 0
+
+    async def answer_refused(response: str | bytes | None) -> None:
+        nonlocal tried
+        if response is None or not _fits_command_line(response):
+            return
+        tried += 1
         run = await run_cli(
             "answer",
             call_id,
@@ -87,8 +138,24 @@ async def test_cli_refuses_hostile_answers(
         shown = f"{str(response)[:60]!r}: exit {run.exit_code}, {run.stderr[-300:]!r}"
         if run.exit_code == 0 or not run.looks_clean():
             violations.append(shown)
-        assert (await handle.status()) == baseline, f"the call changed after {shown}"
-    print(f"CLI hostile answers: {len(CLI_ANSWERS)} tried, {len(violations)} mishandled")
+        if (await handle.status()) != baseline:
+            violations.append(f"the call changed after {shown}")
+
+    await asyncio.to_thread(
+        run_property,
+        hostile_answers(call_id).map(_as_text).filter(lambda text: text is not None),
+        answer_refused,
+        loop=asyncio.get_running_loop(),
+        max_examples=SIZE.hostile_cli,
+        explicit=CLI_ANSWERS,
+    )
+    print(f"CLI hostile answers: {tried} tried, {len(violations)} mishandled")
+    if SIZE.record_figures:
+        record_figures(
+            "hostile_cli_answers",
+            {"tried": tried, "mishandled": len(violations), "examples": violations[:10]},
+        )
+    assert violations == [], "\n".join(violations[:15])
 
     # A well-formed answer through the same command still works afterwards.
     run = await run_cli(
@@ -102,4 +169,18 @@ async def test_cli_refuses_hostile_answers(
     assert (await asyncio.wait_for(handle.result(), 60)).phase is Phase.COMPLETED
     assert await workflow_task_failures(reliability_calls.client, [call_id]) == ()
     assert tool_worker.alive
-    assert violations == [], "\n".join(violations)
+
+
+def _as_text(pair: tuple[object, str | None]) -> str | None:
+    """The command-line form of a generated answer (None when it has no text form)."""
+    response, request_id = pair
+    if request_id is not None:
+        return None  # the CLI answers the pending question; wrong ids are a facade case
+    if isinstance(response, bytes):
+        return response.decode("utf-8", "surrogateescape")
+    if isinstance(response, str):
+        return response
+    try:
+        return json.dumps(response)
+    except (TypeError, ValueError, RecursionError):
+        return None

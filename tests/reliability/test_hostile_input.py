@@ -2,8 +2,9 @@
 
 Every example must be refused cleanly (see ``_refusals``): a clear error or an INVALID call for
 requests, ``AnswerRejectedError`` and an unchanged call for answers; no WorkflowTaskFailed in
-any history, and the worker process still alive at the end. The stress suite runs the same
-properties with many more examples.
+any history, and the worker process still alive at the end. One suite, two sizes (``_sizes``):
+``make stress`` runs the same properties with ten times the generated examples and records
+its figures.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from scope_tool.errors import ToolError
 from workflows import CallConflictError, Phase, ToolCallHandle, ToolCalls
 from workflows._answer_check import WORKFLOW_CHECK_BYTES
 
+from ._figures import record_figures
 from ._hostile_inputs import (
     EXPLICIT_REQUESTS,
     HOSTILE_CALL_IDS,
@@ -41,9 +43,7 @@ from ._refusals import (
     run_property,
     workflow_task_failures,
 )
-
-GENERATED_REQUESTS = 40
-GENERATED_ANSWERS = 150
+from ._sizes import SIZE
 
 
 async def _waiting_call(calls: ToolCalls, prefix: str) -> ToolCallHandle:
@@ -59,6 +59,7 @@ async def _waiting_call(calls: ToolCalls, prefix: str) -> ToolCallHandle:
     raise AssertionError(f"{call_id} never asked for input: {status}")
 
 
+@pytest.mark.timeout(SIZE.test_timeout_seconds)
 async def test_hostile_requests_are_refused(
     reliability_calls: ToolCalls, tool_worker: WorkerProcess
 ) -> None:
@@ -69,19 +70,21 @@ async def test_hostile_requests_are_refused(
         hostile_requests(),
         lambda pair: check_request_refused(reliability_calls, *pair, tally=tally),
         loop=loop,
-        max_examples=GENERATED_REQUESTS,
+        max_examples=SIZE.hostile_requests,
         explicit=EXPLICIT_REQUESTS,
     )
     for call_id in HOSTILE_CALL_IDS:
         await check_call_id(reliability_calls, call_id, tally=tally)
-    print(f"hostile requests: {tally.total} tried: {dict(tally.counts)}")
+    failures = await workflow_task_failures(reliability_calls.client, tally.call_ids)
+    _record("hostile_requests", tally, failures, worker_alive=tool_worker.alive)
     assert tally.total >= len(EXPLICIT_REQUESTS) + len(HOSTILE_CALL_IDS)
     assert tally.violations == [], tally.report()
-    assert await workflow_task_failures(reliability_calls.client, tally.call_ids) == ()
+    assert failures == ()
     assert tool_worker.alive, tool_worker.log_text()[-3000:]
     assert "Traceback" not in tool_worker.log_text()
 
 
+@pytest.mark.timeout(SIZE.test_timeout_seconds)
 async def test_hostile_answers_are_refused_and_change_nothing(
     reliability_calls: ToolCalls, tool_worker: WorkerProcess, shared_ledger: SideEffectLedger
 ) -> None:
@@ -94,10 +97,10 @@ async def test_hostile_answers_are_refused_and_change_nothing(
         hostile_answers(handle.call_id),
         lambda pair: check_answer_refused(handle, baseline, *pair, tally=tally),
         loop=loop,
-        max_examples=GENERATED_ANSWERS,
+        max_examples=SIZE.hostile_answers,
         explicit=explicit_answers(handle.call_id),
     )
-    print(f"hostile answers: {tally.total} tried: {dict(tally.counts)}")
+    _record("hostile_answers", tally, (), worker_alive=tool_worker.alive)
 
     # A hostile request reusing the waiting call's id is refused (an id names one request:
     # another tool or other arguments is a conflict); it never alters the call.
@@ -140,6 +143,25 @@ async def test_hostile_answers_are_refused_and_change_nothing(
     assert await workflow_task_failures(reliability_calls.client, [handle.call_id]) == ()
     assert tool_worker.alive, tool_worker.log_text()[-3000:]
     assert "Traceback" not in tool_worker.log_text()
+
+
+def _record(
+    scenario: str, tally: HostileTally, failures: tuple[str, ...], *, worker_alive: bool
+) -> None:
+    """Print what was tried; at full size, record it for the README's figures."""
+    print(f"{scenario}: {tally.total} tried: {dict(tally.counts)}")
+    if SIZE.record_figures:
+        record_figures(
+            scenario,
+            {
+                "tried": tally.total,
+                "mishandled": len(tally.violations),
+                "refusals": dict(tally.counts),
+                "mishandled_examples": tally.violations[:10],
+                "workflow_task_failed": len(failures),
+                "worker_alive": worker_alive,
+            },
+        )
 
 
 async def test_hostile_signalled_answers_are_recorded_as_refused(

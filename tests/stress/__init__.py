@@ -1,1 +1,0 @@
-"""Full-size reliability scenarios (``make stress``); small versions live in ``tests/reliability``."""

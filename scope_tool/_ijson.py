@@ -113,10 +113,9 @@ _VALUE_DECODER: Final = _make_decoder(JSONDecimal, None)
 # that never show a number's repr (the fast schema engine prints numbers with str()).
 _PLAIN_VALUE_DECODER: Final = _make_decoder(Decimal, None)
 _EXACT_VALUE_DECODER: Final = _make_decoder(JSONDecimal, _exact_int)
-# check_ijson discards the value, so C-speed float/int conversion is enough (1e999 -> inf is
-# harmless); only int's digit limit needs the exact decoder as a fallback.
-_CHECK_DECODER: Final = _make_decoder(float, None)
-_CHECK_LONG_DECODER: Final = _make_decoder(float, _exact_int)
+# check_ijson discards the numbers, so each becomes the length of its lexeme: len is a C call
+# that never refuses (no range, no digit limit), twice as fast as float() on 1 MiB of decimals.
+_CHECK_DECODER: Final = _make_decoder(len, len)
 _OUT_OF_RANGE: Final = (
     "a number's exponent is beyond +-999999999999999999: it has no exact decimal value"
 )
@@ -356,14 +355,8 @@ def check_ijson(data: bytes) -> None:
 
 
 def _checked(data: bytes) -> Any:
-    """``_parse`` with float numbers (C-fast, never refused), redone if an int is too long."""
-    try:
-        return _parse(data, _CHECK_DECODER)
-    except IJSONError:
-        raise
-    except ValueError:
-        # int() refused more digits than Python's limit; keep those as Decimal instead.
-        return _parse(data, _CHECK_LONG_DECODER)
+    """``_parse`` keeping the structure only: every number is its lexeme's length."""
+    return _parse(data, _CHECK_DECODER)
 
 
 def parse_ijson(data: bytes, *, plain_decimals: bool = False) -> Any:

@@ -150,10 +150,14 @@ class InputRequest(Immutable):
         """The schema's verdict on ``response`` within ``max_steps`` (see ``CompiledSchema.check``).
 
         Workflow code checks answers with a budget so no answer can stall a workflow task; an
-        over-budget verdict is finished by an activity with no budget. The size limit and the
-        I-JSON check are the caller's (:meth:`continuation` does both).
+        over-budget verdict is finished by an activity with no budget. The size limit is the
+        caller's (:meth:`continuation` checks it); the I-JSON check is made here, in the same
+        parse as the values the schema needs.
+
+        Raises:
+            IJSONError: ``response`` is not one I-JSON document (the message says why).
         """
-        return self._schema.check(response, max_steps=max_steps)
+        return self._schema.check_json(response, max_steps=max_steps)
 
     def to_json(self) -> bytes:
         """``{"prompt":…,"response_schema":…,"state":…}`` with the raw bytes spliced in.

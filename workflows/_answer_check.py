@@ -6,8 +6,8 @@ raises the refusal so a bad answer never reaches history; the signal records it 
 waiting. An exact repeat of an accepted answer (same request id, same JSON text) is accepted as
 a duplicate, so a client that retries after a lost reply never starts a second round.
 
-The content check is bounded: an answer over :data:`WORKFLOW_CHECK_BYTES` (parsing 1 MiB of
-numbers alone takes ~0.8 s) or one the schema layer cannot decide within
+The content check is bounded: an answer over :data:`WORKFLOW_CHECK_BYTES` (parsing and checking
+1 MiB of decimals takes 0.25-0.5 s of CPU) or one the schema layer cannot decide within
 :data:`WORKFLOW_CHECK_STEPS` is :class:`Unchecked`, and the workflow finishes the check in the
 ``scope_tool.check_answer`` activity, then decides again passing that verdict in, against the
 state as it is *then* (another answer may have won meanwhile). Refusal texts are capped at
@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from scope_tool import MAX_INPUT_BYTES, InputRequest, check_ijson
+from scope_tool import MAX_INPUT_BYTES, InputRequest
+from scope_tool._ijson import IJSONError
 from scope_tool._schema_check import CheckOutcome
 from workflows._status import AnswerRecord, PendingInput, Phase
 from workflows.errors import RefusalDetail, RefusalReason
@@ -258,11 +259,11 @@ def check_answer(
         return Unchecked(request_id=pending.request_id, response_schema=pending.response_schema)
     else:
         try:
-            check_ijson(answer.response)
-        except ValueError as exc:
+            # One parse: the I-JSON check and the values the schema check needs.
+            checked = pending_request.check_response(answer.response, max_steps=max_steps)
+        except IJSONError as exc:
             verdict = CheckAnswerResult(accepted=False, reason="invalid_json", detail=str(exc))
             return _invalid_json(refuse, verdict)
-        checked = pending_request.check_response(answer.response, max_steps=max_steps)
         if checked.outcome is CheckOutcome.OVER_BUDGET:
             return Unchecked(request_id=pending.request_id, response_schema=pending.response_schema)
         verdict = CheckAnswerResult(

@@ -23,7 +23,9 @@ from typing import Any
 from bare_workflows import (
     BareApprovalWorkflow,
     BareEchoWorkflow,
+    BareVerdictWorkflow,
     ask_activity,
+    check_decimals_activity,
     echo_activity,
     finish_approval_activity,
 )
@@ -84,8 +86,8 @@ async def _serve(arguments: argparse.Namespace) -> None:
     worker = Worker(
         client,
         task_queue=arguments.task_queue,
-        workflows=[BareEchoWorkflow, BareApprovalWorkflow],
-        activities=[ask_activity, echo_activity, finish_approval_activity],
+        workflows=[BareEchoWorkflow, BareApprovalWorkflow, BareVerdictWorkflow],
+        activities=[ask_activity, echo_activity, finish_approval_activity, check_decimals_activity],
         interceptors=interceptors,
     )
     stop = asyncio.Event()

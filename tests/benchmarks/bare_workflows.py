@@ -12,20 +12,30 @@ job, so a ratio near 1.0 means scope-tool adds little over Temporal itself:
   ``keep_phase`` it also keeps the ``ScopeToolPhase`` search attribute current as the engine
   does (waiting, answered, done): a diagnostic baseline that separates what the engine's code
   costs from what keeping calls findable by phase costs.
+- ``bare.Verdict`` waits on an update ``answer`` (a JSON text) whose handler runs one activity
+  checking it by hand against the costly schema (``hand_checked_decimals``): the floor for an
+  answer that is too costly to check in workflow code (the verdict benchmark).
 
 Inputs and results are plain dataclasses and strings through Temporal's default data converter.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 
 from temporalio import activity, workflow
 from temporalio.common import SearchAttributeKey
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from bench_functions import approval_outcome, approval_prompt, echo_text
+    from bench_functions import (
+        approval_outcome,
+        approval_prompt,
+        echo_text,
+        hand_checked_decimals,
+    )
 
 __all__ = [
     "ACTIVITY_TIMEOUT",
@@ -33,8 +43,10 @@ __all__ = [
     "ApprovalDecision",
     "BareApprovalWorkflow",
     "BareEchoWorkflow",
+    "BareVerdictWorkflow",
     "EchoCall",
     "ask_activity",
+    "check_decimals_activity",
     "echo_activity",
     "finish_approval_activity",
 ]
@@ -141,3 +153,36 @@ class BareApprovalWorkflow:
     @workflow.query(name="waiting")
     def waiting(self) -> bool:
         return not self._asking and self._approved is None
+
+
+@activity.defn(name="bare.check_decimals")
+async def check_decimals_activity(text: str) -> str | None:
+    """Check the answer by hand, off the event loop (as the engine's check runs in a thread)."""
+    return await asyncio.to_thread(hand_checked_decimals, text)
+
+
+@workflow.defn(name="bare.Verdict")
+class BareVerdictWorkflow:
+    """Wait for an answer by update; its handler checks it in one activity and refuses or takes it."""
+
+    def __init__(self) -> None:
+        self._taken: str | None = None
+
+    @workflow.run
+    async def run(self) -> int:
+        await workflow.wait_condition(lambda: self._taken is not None)
+        assert self._taken is not None
+        return len(self._taken)
+
+    @workflow.update(name="answer")
+    async def answer(self, text: str) -> None:
+        problem = await workflow.execute_activity(
+            check_decimals_activity, text, start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+        if problem is not None:
+            raise ApplicationError(problem, type="schema", non_retryable=True)
+        self._taken = text
+
+    @workflow.query(name="waiting")
+    def waiting(self) -> bool:
+        return self._taken is None

@@ -1,4 +1,5 @@
-"""The engine's side of the benchmark tools: ``registry`` holds ``echo`` and ``approve``.
+"""The engine's side of the benchmark tools: ``registry`` holds ``echo``, ``approve`` and
+``ask_decimals`` (the verdict benchmark's costly answer).
 
 The engine worker loads it as ``python -m workers --tools bench_tools:registry``. Both tools call
 the same plain functions as the baseline's activities (``bench_functions``), so engine and
@@ -9,12 +10,12 @@ from __future__ import annotations
 
 import json
 
-from bench_functions import approval_outcome, approval_prompt, echo_text
+from bench_functions import DECIMALS_SCHEMA, approval_outcome, approval_prompt, echo_text
 from pydantic import BaseModel
 
 from scope_tool import Definition, Func, InputRequest, Invocation, Output, Registry, Result
 
-__all__ = ["Approve", "EchoInput", "echo", "registry"]
+__all__ = ["Approve", "AskDecimals", "EchoInput", "echo", "registry"]
 
 _APPROVAL_SCHEMA = b'{"type":"boolean"}'
 
@@ -60,4 +61,29 @@ class Approve:
         return Result(output=Output.text_output(approval_outcome(text, approved=approved)))
 
 
-registry = Registry(Func(echo, name="echo", description="Return the text unchanged."), Approve())
+class AskDecimals:
+    """Ask for ~1 MiB of decimals against ``DECIMALS_SCHEMA`` (round 1), then report its size."""
+
+    def definition(self) -> Definition:
+        return Definition(
+            name="ask_decimals",
+            description="Ask for an array of decimals, then report how many bytes came.",
+            input_schema={"type": "object"},
+        )
+
+    async def call(self, invocation: Invocation) -> Result:
+        continuation = invocation.continuation
+        if continuation is None:
+            return Result(
+                input_request=InputRequest(
+                    prompt=b'"decimals, please"',
+                    response_schema=json.dumps(DECIMALS_SCHEMA).encode(),
+                    state=b"null",
+                )
+            )
+        return Result(output=Output.text_output(f"took {len(continuation.response)} bytes"))
+
+
+registry = Registry(
+    Func(echo, name="echo", description="Return the text unchanged."), Approve(), AskDecimals()
+)

@@ -11,6 +11,7 @@ from scope_tool._ijson import (
     MAX_DEPTH,
     MAX_INPUT_BYTES,
     IJSONError,
+    JSONDecimal,
     canonical_json,
     check_ijson,
     is_blank,
@@ -286,3 +287,49 @@ def test_raw_members_refuse_non_objects_and_invalid_json():
         raw_object_members(b"[]")
     with pytest.raises(IJSONError, match="duplicate"):
         raw_object_members(b'{"a":1,"a":2}')
+
+
+@pytest.mark.parametrize(
+    "document",
+    [b"1.5", b"[1.23, -0.5e-3, 2, 1E+400, 18446744073709551616]", b'{"a": [0.1, {"b": 1e2}]}'],
+)
+def test_plain_decimals_are_the_same_values_as_plain_types(document):
+    """plain_decimals changes only the type (Decimal, not its subclass), never a value."""
+    readable, plain = parse_ijson(document), parse_ijson(document, plain_decimals=True)
+    assert plain == readable
+
+    def decimals(value):
+        if isinstance(value, list):
+            return [d for item in value for d in decimals(item)]
+        if isinstance(value, dict):
+            return [d for item in value.values() for d in decimals(item)]
+        return [value] if isinstance(value, Decimal) else []
+
+    assert decimals(plain)
+    assert all(type(d) is Decimal for d in decimals(plain))
+    assert all(type(d) is JSONDecimal for d in decimals(readable))
+
+
+def test_plain_decimals_refuse_what_check_ijson_refuses():
+    for document in (b"[1.5,", b'{"a":1.5,"a":2.5}', b"[1.5, NaN]", b'"\\udc00"', b"1.5 2"):
+        with pytest.raises(IJSONError) as checked:
+            check_ijson(document)
+        with pytest.raises(IJSONError) as parsed:
+            parse_ijson(document, plain_decimals=True)
+        assert str(parsed.value) == str(checked.value)
+
+
+HUGE_EXPONENT = b"[1.5, 1e1000000000000000000]"
+"""Valid I-JSON text whose second number no exact Decimal holds (exponent past 10**18 - 1)."""
+
+
+def test_a_number_no_decimal_holds_is_valid_text_but_refused_as_a_value():
+    check_ijson(HUGE_EXPONENT)  # the text is valid I-JSON, as in Go
+    check_ijson(b"[1e1000000000000000000, 1" + b"0" * 5000 + b"]")  # also past int()'s digits
+    assert raw_object_members(b'{"a": 1e1000000000000000000}') == {"a": b" 1e1000000000000000000"}
+    for plain in (False, True):
+        with pytest.raises(IJSONError, match="exponent is beyond"):
+            parse_ijson(HUGE_EXPONENT, plain_decimals=plain)
+    with pytest.raises(IJSONError, match="exponent is beyond"):
+        parse_ijson(b"[1" + b"0" * 5000 + b", -2E+99999999999999999999]")
+    assert parse_ijson(b"1e999999999999999999") == Decimal("1e999999999999999999")

@@ -12,13 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scope_tool._ijson import parse_ijson
+from scope_tool._ijson import IJSONError, check_ijson, parse_ijson
 from scope_tool._schema import (
     MAX_SCHEMA_BYTES,
     CompiledSchema,
     SchemaError,
     SchemaValidationError,
 )
+from scope_tool._schema_check import CheckOutcome
 from scope_tool._schema_exact import compile_exact, first_error, is_multiple
 from scope_tool._schema_limits import Meter
 
@@ -158,6 +159,54 @@ def test_invalid_json_instances_give_the_go_message():
         assert rejection(schema, instance) == (
             "jsonschema: value must be one valid RFC 7493 JSON document"
         )
+
+
+def test_check_json_says_why_an_instance_is_not_json_in_the_same_parse():
+    """check_json refuses with check_ijson's own words; check keeps Go's fixed message."""
+    schema = compiled({"type": "array", "items": {"type": "number", "multipleOf": 0.01}})
+    for instance in (b"", b"[1,", b'{"a":1,"a":2}', b'["\\ud800"]', b"[NaN]", b"[] []"):
+        with pytest.raises(IJSONError) as from_check:
+            check_ijson(instance)
+        with pytest.raises(IJSONError) as from_schema:
+            schema.check_json(instance)
+        assert str(from_schema.value) == str(from_check.value)
+        assert schema.check(instance).detail == (
+            "jsonschema: value must be one valid RFC 7493 JSON document"
+        )
+    assert schema.check_json(b"[1.25, 3]").outcome is CheckOutcome.ACCEPTED
+    refused = schema.check_json(b"[1.25, 1.234]")
+    assert refused.outcome is CheckOutcome.REFUSED
+    assert refused.path == "/1"
+    assert refused.violation == "1.234 is not a multiple of 0.01"  # str(), never Decimal('...')
+    with pytest.raises(ValueError, match="max_steps"):
+        schema.check_json(b"[]", max_steps=-1)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"multipleOf": 0.01}]}},
+        {"$defs": {"n": {"items": {"$ref": "#/$defs/n"}, "maximum": 2.5}}, "$ref": "#/$defs/n"},
+    ],
+    ids=["fast engine", "exact engine"],
+)
+def test_both_engines_show_decimals_as_json_text(schema):
+    """The fast engine gets plain Decimals (faster to build), the exact one JSONDecimal."""
+    verdict = compiled(schema).check(b"[1.5, 2, 7.125]")
+    assert verdict.outcome is CheckOutcome.REFUSED
+    assert "7.125" in (verdict.violation or "")
+    assert "Decimal(" not in verdict.detail
+
+
+def test_a_number_no_decimal_holds_is_refused_never_raised():
+    """Valid I-JSON, but no exact Decimal holds it: a refusal (or SchemaError), not a crash."""
+    huge = b"[1e1000000000000000000]"
+    for schema in (compiled({"type": "array"}), compiled({"items": {"multipleOf": 0.5}})):
+        assert schema.check(huge).outcome is CheckOutcome.REFUSED
+        with pytest.raises(IJSONError, match="exponent is beyond"):
+            schema.check_json(huge)
+    with pytest.raises(SchemaError, match="exponent is beyond"):
+        CompiledSchema.parse(b'{"maximum":1e1000000000000000000}')
 
 
 def test_validation_message_has_pointer_and_reason():

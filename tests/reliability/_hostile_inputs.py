@@ -68,6 +68,7 @@ EXPLICIT_REQUESTS: tuple[tuple[str, str], ...] = (
     ("echo", '{"text":"\\udfff\\ud800"}'),
     ("echo", '{"text":"\ud800"}'),
     ("echo", '{"text":"a","times":1e999999}'),
+    ("echo", '{"text":"a","times":1e1000000000000000000}'),  # no exact Decimal holds it
     ("echo", '{"text":"a","times":' + "9" * 10_000 + "}"),
     ("echo", '{"text":"a","times":-' + "9" * 5_000 + "}"),
     ("echo", '{"text":"a","times":1.0}'),
@@ -209,6 +210,7 @@ def explicit_answers(call_id: str) -> tuple[tuple[Any, str | None], ...]:
         ('{"approve":true,"key":"\ud800"}', None),
         (b'{"approve":true,"key":"\xed\xa0\x80"}', None),
         (b'{"approve":1e999999,"key":"k"}', None),
+        (b'{"approve":true,"key":"k","n":1e1000000000000000000}', None),
         (
             (
                 '{"approve":true,"key":' + json.dumps(call_id) + ',"n":' + "9" * 10_000 + "}"

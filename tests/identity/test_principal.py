@@ -14,7 +14,6 @@ import re
 import uuid
 from typing import Any
 
-import httpx
 import pytest
 from e2e._cli import CliRun
 from e2e._cli import run_cli as _run_cli
@@ -23,8 +22,9 @@ from helpers.waiting import wait_for_phase
 from identity.tools import SEEN
 from scope_tool import Principal, Request, acting_for
 from scope_tool_agents import ModelToolCall, run_turn
-from scope_tool_inbox import AllowedHosts, InboxAuth, create_app
 from workflows import CallConflictError, Phase, ToolCalls
+
+from ._inbox import proxied_inbox
 
 ALICE = Principal(user="alice@example.com", tenant="acme", roles=("deployer",))
 BOB = Principal(user="bob@example.com", tenant="acme", roles=("viewer",))
@@ -143,13 +143,7 @@ async def test_scope_tool_call_for_starts_a_call_acting_for_someone(
     assert "--for takes USER[:TENANT[:ROLE,ROLE]]" in bad.stderr
 
     # The inbox's call page says whom the call acts for.
-    app = create_app(
-        calls,
-        auth=InboxAuth(identity_header="X-Forwarded-User"),
-        allowed_hosts=AllowedHosts.parse(["inbox.test"]),
-    )
-    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
-    async with httpx.AsyncClient(transport=transport, base_url="http://inbox.test") as http:
+    async with proxied_inbox(calls) as http:
         page = await http.get(f"/calls/cli-{tag}", headers={"X-Forwarded-User": "erin"})
         shown = await http.get(f"/api/calls/cli-{tag}", headers={"X-Forwarded-User": "erin"})
     assert page.status_code == 200

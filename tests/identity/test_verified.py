@@ -13,18 +13,17 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-import httpx
 import pytest
 from e2e._cli import CliRun
 from e2e._cli import run_cli as _run_cli
 from helpers.waiting import wait_for_phase, wait_until_async
 
 from scope_tool import Request
-from scope_tool_inbox import AllowedHosts, InboxAuth, create_app
 from workflows import AnswerRejectedError, Phase, RefusalReason, ToolCallHandle, ToolCalls
 from workflows.history import AnswerVia
 from workflows.identity import issue_token
 
+from ._inbox import proxied_inbox
 from .conftest import SECRET
 
 DEPLOYER = {"user": "ops", "roles": ["deployer"]}
@@ -163,13 +162,7 @@ async def test_the_inbox_answers_with_a_token_for_the_person_it_authenticated(
     calls: ToolCalls, worker: Any
 ) -> None:
     handle = await _waiting_call(calls, require_verified=True, allowed_answerers=("carol",))
-    app = create_app(
-        calls,
-        auth=InboxAuth(identity_header="X-Forwarded-User"),
-        allowed_hosts=AllowedHosts.parse(["inbox.test"]),
-    )
-    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
-    async with httpx.AsyncClient(transport=transport, base_url="http://inbox.test") as http:
+    async with proxied_inbox(calls) as http:
         page = await http.get(f"/calls/{handle.call_id}", headers={"X-Forwarded-User": "carol"})
         assert 'data-testid="require-verified"' in page.text
         mallory = await http.post(
@@ -199,13 +192,7 @@ async def test_an_inbox_without_the_secret_cannot_answer_a_verified_call(
 ) -> None:
     handle = await _waiting_call(calls, require_verified=True)
     monkeypatch.delenv("SCOPE_TOOL_IDENTITY_SECRET")
-    app = create_app(
-        calls,
-        auth=InboxAuth(identity_header="X-Forwarded-User"),
-        allowed_hosts=AllowedHosts.parse(["inbox.test"]),
-    )
-    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
-    async with httpx.AsyncClient(transport=transport, base_url="http://inbox.test") as http:
+    async with proxied_inbox(calls) as http:
         sent = await http.post(
             f"/api/calls/{handle.call_id}/answer",
             headers={"X-Forwarded-User": "carol"},

@@ -91,12 +91,7 @@ async def test_cli_refuses_hostile_calls(
         max_examples=SIZE.hostile_cli,
         explicit=CLI_REQUESTS,
     )
-    print(f"CLI hostile calls: {tried} tried, {len(violations)} mishandled")
-    if SIZE.record_figures:
-        record_figures(
-            "hostile_cli_calls",
-            {"tried": tried, "mishandled": len(violations), "examples": violations[:10]},
-        )
+    _report("hostile_cli_calls", tried, violations)
     assert tried >= len(CLI_REQUESTS)
     assert violations == [], "\n".join(violations[:15])
     assert await workflow_task_failures(reliability_calls.client, started) == ()
@@ -149,12 +144,7 @@ async def test_cli_refuses_hostile_answers(
         max_examples=SIZE.hostile_cli,
         explicit=CLI_ANSWERS,
     )
-    print(f"CLI hostile answers: {tried} tried, {len(violations)} mishandled")
-    if SIZE.record_figures:
-        record_figures(
-            "hostile_cli_answers",
-            {"tried": tried, "mishandled": len(violations), "examples": violations[:10]},
-        )
+    _report("hostile_cli_answers", tried, violations)
     assert violations == [], "\n".join(violations[:15])
 
     # A well-formed answer through the same command still works afterwards.
@@ -169,6 +159,15 @@ async def test_cli_refuses_hostile_answers(
     assert (await asyncio.wait_for(handle.result(), 60)).phase is Phase.COMPLETED
     assert await workflow_task_failures(reliability_calls.client, [call_id]) == ()
     assert tool_worker.alive
+
+
+def _report(scenario: str, tried: int, violations: list[str]) -> None:
+    """Print what was tried; at full size, record it for the README's figures."""
+    print(f"{scenario}: {tried} tried, {len(violations)} mishandled")
+    if SIZE.record_figures:
+        record_figures(
+            scenario, {"tried": tried, "mishandled": len(violations), "examples": violations[:10]}
+        )
 
 
 def _as_text(pair: tuple[object, str | None]) -> str | None:

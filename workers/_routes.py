@@ -6,6 +6,11 @@ contract). With several versions of a registry (newest first), the first version
 serves ``task_queue@t``, and every distinct contract of ``t`` serves its own queue: calls that
 started on an old contract drain on it while new calls use the new one.
 
+:class:`RoundsHere` is the round activity of the main queue itself: a routed round is offered
+there first, so Temporal can hand it to the worker that just ran the workflow task (eager
+dispatch, no server round trip); it serves every tool and contract of every version, and refuses
+(``NOT_SERVED_HERE``, before running anything) a round this worker cannot run as routed.
+
 :class:`ToolWorker` runs one Temporal worker per queue on one client and publishes its catalog
 to the task queue's catalog workflow at startup (signal-with-start), withdrawing it on the way
 out, so ``scope-tool tools`` lists what the running workers serve.
@@ -24,24 +29,31 @@ from dataclasses import dataclass
 from datetime import timedelta
 from types import TracebackType
 
+from temporalio import activity
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from temporalio.worker import Worker
 
 from scope_tool import Registry
+from workers._activities import ToolActivities
 from workflows.wire import (
+    CALL_TOOL_HERE_ACTIVITY,
     CATALOG_WORKFLOW_NAME,
+    NOT_SERVED_HERE,
     PUBLISH,
     WITHDRAW,
+    CallToolInput,
     CatalogInput,
     CatalogTool,
+    RoundResult,
     WorkerCatalog,
     catalog_workflow_id,
     contract_queue,
     tool_queue,
 )
 
-__all__ = ["Route", "ToolWorker", "route_plan"]
+__all__ = ["RoundsHere", "Route", "ToolWorker", "route_plan"]
 
 _log = logging.getLogger(__name__)
 
@@ -96,6 +108,49 @@ def route_plan(versions: Sequence[Registry], *, task_queue: str) -> list[Route]:
 
 def _first_holder(versions: Sequence[Registry], name: str) -> int:
     return next(index for index, each in enumerate(versions) if each.resolve(name) is not None)
+
+
+class RoundsHere:
+    """The main queue's round activity: runs a round as its own queue's worker would, or refuses.
+
+    Round 1 runs in the first version holding the tool (the one serving ``task_queue@tool``); a
+    re-entry in the version whose contract has the call's digest (the one serving its contract
+    queue). Anything else is refused with a non-retryable ``NOT_SERVED_HERE`` error of category
+    BENIGN (logged at debug level, no failure metric): nothing has run, and the workflow sends
+    the round to the routed queue, where only a worker that serves it takes it.
+    """
+
+    def __init__(self, versions: Sequence[Registry], activities: Sequence[ToolActivities]) -> None:
+        self._versions = tuple(versions)
+        self._activities = tuple(activities)
+
+    def version_for(self, tool: str, contract_digest: str | None) -> int | None:
+        """Which version runs this round here (None: this worker does not serve it)."""
+        for index, registry in enumerate(self._versions):
+            binding = registry.resolve(tool)
+            if binding is None:
+                continue
+            if contract_digest is None or binding.contract.digest == contract_digest:
+                return index
+        return None
+
+    @activity.defn(name=CALL_TOOL_HERE_ACTIVITY)
+    async def call_tool_here(self, round_input: CallToolInput) -> RoundResult:
+        """Run the round if this worker serves its tool and contract; else refuse at once."""
+        index = self.version_for(round_input.tool, round_input.contract_digest)
+        if index is None:
+            what = (
+                f"contract {round_input.contract_digest[:12]} of tool {round_input.tool!r}"
+                if round_input.contract_digest is not None
+                else f"tool {round_input.tool!r}"
+            )
+            raise ApplicationError(
+                f"this worker does not serve {what}; the round goes to its own queue",
+                type=NOT_SERVED_HERE,
+                non_retryable=True,
+                category=ApplicationErrorCategory.BENIGN,
+            )
+        return await self._activities[index].call_tool(round_input)
 
 
 class ToolWorker:

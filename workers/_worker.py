@@ -2,7 +2,8 @@
 
 ``build_worker`` is what ``python -m workers``, the CLI's ``dev`` command and the tests share.
 It returns a :class:`ToolWorker`: one Temporal worker on the main task queue (workflows,
-notifications) and one per tool queue and per contract queue (see ``workers._routes``).
+notifications, and every tool's rounds offered there first) and one per tool queue and per
+contract queue (see ``workers._routes``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from scope_tool import Registry
 from workers._activities import ToolActivities
 from workers._check_answer import check_answer
 from workers._notify import Notifier
-from workers._routes import ToolWorker, route_plan
+from workers._routes import RoundsHere, ToolWorker, route_plan
 from workflows import with_scope_tool_converter
 from workflows._catalog import CatalogWorkflow
 from workflows._notify_workflow import NotifyWorkflow
@@ -126,8 +127,14 @@ def build_worker(
         client,
         task_queue=task_queue,
         workflows=[ToolCallWorkflow, NotifyWorkflow, CatalogWorkflow],
-        # Rounds of calls started before routing still run on the main queue.
-        activities=[by_version[0].call_tool, notifier.notify, check_answer],
+        # Routed rounds are offered here first (eager dispatch to this very worker when it has a
+        # free slot); rounds of calls started before routing still run here as they did.
+        activities=[
+            RoundsHere(versions, by_version).call_tool_here,
+            by_version[0].call_tool,
+            notifier.notify,
+            check_answer,
+        ],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=max_concurrent_activities,
         graceful_shutdown_timeout=graceful_shutdown,

@@ -50,7 +50,7 @@ from workflows.tracing import (
     otel_missing,
     tracing_from_environment,
 )
-from workflows.wire import ANSWER, CALL_TOOL_ACTIVITY, RoundFailed, RoundResult
+from workflows.wire import ANSWER, NOT_SERVED_HERE, ROUND_ACTIVITIES, RoundFailed, RoundResult
 
 __all__ = [
     "TRACING_VARIABLE",
@@ -102,7 +102,7 @@ class _RoundTelemetry(ActivityInboundInterceptor):
         self._tracer = tracer
 
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
-        if activity.info().activity_type != CALL_TOOL_ACTIVITY or not input.args:
+        if activity.info().activity_type not in ROUND_ACTIVITIES or not input.args:
             return await super().execute_activity(input)
         round_input = input.args[0]
         tool = str(getattr(round_input, "tool", ""))
@@ -116,7 +116,12 @@ class _RoundTelemetry(ActivityInboundInterceptor):
             "scope_tool.round": int(getattr(round_input, "round", 0)),
         }
         with self._tracer.start_as_current_span("scope_tool.round", attributes=attributes) as span:
-            result = await super().execute_activity(input)
+            try:
+                result = await super().execute_activity(input)
+            except ApplicationError as err:
+                if err.type == NOT_SERVED_HERE:  # refused on the main queue: nothing ran
+                    span.set_attribute("scope_tool.phase", NOT_SERVED_HERE)
+                raise
             span.set_attribute("scope_tool.phase", _round_phase(result))
         _count_round(tool, result)
         return result

@@ -24,8 +24,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from scope_tool._definition import NAME_PATTERN
 from workflows._status import CallStatus, Phase, WorkerWait
 from workflows.wire import (
-    CALL_TOOL_ACTIVITY,
     CATALOG_MEMO,
+    ROUND_ACTIVITIES,
     CatalogInput,
     catalog_workflow_id,
     contract_queue,
@@ -186,7 +186,7 @@ async def worker_wait(
     scheduled = [
         activity
         for activity in description.raw_description.pending_activities
-        if activity.activity_type.name == CALL_TOOL_ACTIVITY
+        if activity.activity_type.name in ROUND_ACTIVITIES
         and activity.state == PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED
     ]
     if not scheduled:

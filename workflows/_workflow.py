@@ -17,6 +17,15 @@ serving that contract again picks it up. Only round 1 may be given a schedule-to
 ends INVALID, which a model can read. Calls started before routing (``ToolCallInput.routed``
 false, its default) keep running their rounds on the main queue, so their histories replay.
 
+Eager rounds: before its routed queue, a round is offered on the workflow's own queue
+(``wire.CALL_TOOL_HERE_ACTIVITY``). Temporal hands an activity scheduled on the workflow's queue
+straight to the worker completing the workflow task when it has a free slot (eager dispatch),
+saving a trip through the server's matching. A worker that does not serve the round's tool (round
+1) or contract (re-entry) refuses it before running anything (``wire.NOT_SERVED_HERE``); so does
+a round no slot took within ``_HERE_WAIT``; then the round is sent to its routed queue as above,
+and no attempt is counted. Histories recorded before this (no ``EAGER_ROUNDS_PATCH`` marker)
+replay their rounds on the routed queues.
+
 The module is deterministic: no I/O, time from ``workflow.now()``, no global state. It runs
 outside Temporal's sandbox (``sandboxed=False``; see ``workers.workflow_runner``): it is the only
 workflow a worker runs, user code never runs in it, and replaying recorded histories in the test
@@ -70,8 +79,10 @@ with workflow.unsafe.imports_passed_through():
     from workflows.wire import (
         ANSWER,
         CALL_TOOL_ACTIVITY,
+        CALL_TOOL_HERE_ACTIVITY,
         CHECK_ANSWER_ACTIVITY,
         FIRST_STOP,
+        NOT_SERVED_HERE,
         PHASE_KEY,
         STATUS,
         TOOL_KEY,
@@ -100,6 +111,16 @@ __all__ = ["ToolCallWorkflow"]
 
 _KEPT_REFUSALS = 20
 """Refused signal answers kept in status (the newest); older ones are only counted."""
+EAGER_ROUNDS_PATCH = "eager-rounds"
+"""The ``workflow.patched`` id of offering routed rounds on the main queue first."""
+_HERE_WAIT = timedelta(seconds=3)
+"""How long a round offered on the main queue may wait for a free slot there before it goes to
+its routed queue (each of those has its own slots): an idle worker takes it in milliseconds, a
+busy one must not hold up a tool another worker, or another queue, could run now."""
+_NOT_TAKEN_HERE = frozenset({NOT_SERVED_HERE, "NotFoundError"})
+"""Failures of a round offered on the main queue that ran nothing: refused by a worker without
+the tool or contract, or failed by a worker predating ``CALL_TOOL_HERE_ACTIVITY`` (Temporal's
+"not registered on this worker")."""
 _CHECK_TIMEOUT = timedelta(seconds=60)
 _CHECK_ATTEMPTS = 3
 
@@ -225,26 +246,38 @@ class ToolCallWorkflow:
                     assert_never(result)
 
     async def _run_round(self, round_input: CallToolInput) -> RoundResult | CallOutcome:
-        """One activity; a lost worker re-runs the round only for a tool declared retry-safe."""
+        """One activity; a lost worker re-runs the round only for a tool declared retry-safe.
+
+        A routed round is first offered on the workflow's own queue (eager dispatch); refused
+        there (this worker does not serve it, a worker predating the offer, or no free slot in
+        ``_HERE_WAIT``), nothing ran, no attempt is counted, and it goes to its routed queue.
+        """
         call = self._call
         attempt = 0
-        queue, unserved_timeout = self._queue_for(round_input)
+        # Gated so histories recorded before the offer existed replay their routed rounds.
+        here = call.routed and workflow.patched(EAGER_ROUNDS_PATCH)
         while True:
-            attempt += 1
-            if queue is not None:
+            queue: str | None
+            wait: timedelta | None
+            if here:
+                activity, queue, wait = CALL_TOOL_HERE_ACTIVITY, None, _HERE_WAIT
+            else:
+                activity = CALL_TOOL_ACTIVITY
+                queue, wait = self._queue_for(round_input)
+            if call.routed:
                 self._route = RoundRoute(
-                    task_queue=queue,
+                    task_queue=queue if queue is not None else workflow.info().task_queue,
                     round=round_input.round,
                     contract_digest=round_input.contract_digest,
                     scheduled_at=workflow.now(),
                 )
             try:
                 result: RoundResult = await workflow.execute_activity(
-                    CALL_TOOL_ACTIVITY,
+                    activity,
                     round_input,
                     result_type=cast(type, RoundResult),
                     task_queue=queue,
-                    schedule_to_start_timeout=unserved_timeout,
+                    schedule_to_start_timeout=wait,
                     start_to_close_timeout=timedelta(seconds=call.tool_timeout_seconds),
                     heartbeat_timeout=timedelta(seconds=call.heartbeat_timeout_seconds),
                     retry_policy=RetryPolicy(maximum_attempts=1),
@@ -255,10 +288,14 @@ class ToolCallWorkflow:
             except ActivityError as err:
                 if isinstance(err.cause, CancelledError):
                     raise asyncio.CancelledError() from err
-                if _unserved(err):
+                if here:
+                    here = False
+                    if _not_taken_here(err):
+                        continue
+                elif _unserved(err):
                     message = f"no worker serves tool {call.tool!r}" + (
-                        f" (none took round 1 within {unserved_timeout.total_seconds():g}s)"
-                        if unserved_timeout is not None
+                        f" (none took round 1 within {wait.total_seconds():g}s)"
+                        if wait is not None
                         else ""
                     )
                     return self._finish(
@@ -266,6 +303,7 @@ class ToolCallWorkflow:
                         output=Output.text_output(f"error: {message}"),
                         message=message,
                     )
+                attempt += 1
                 retry_safe = _declared_retry_safe(err)
                 if retry_safe and attempt < call.max_attempts_if_retry_safe:
                     workflow.logger.warning(
@@ -590,6 +628,14 @@ def _rejection(refused: Refused) -> ApplicationError:
         type="AnswerRejected",
         non_retryable=True,
     )
+
+
+def _not_taken_here(err: ActivityError) -> bool:
+    """Whether a round offered on the main queue ran nothing, so it goes to its routed queue."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError):
+        return cause.type in _NOT_TAKEN_HERE
+    return _unserved(err)
 
 
 def _unserved(err: ActivityError) -> bool:

@@ -45,7 +45,7 @@ from workflows.errors import CallNotFoundError, ToolCallsError
 from workflows.identity import token_subject
 from workflows.wire import (
     ANSWER,
-    CALL_TOOL_ACTIVITY,
+    ROUND_ACTIVITIES,
     AnswerInput,
     AnswerReceipt,
     CallToolInput,
@@ -293,7 +293,7 @@ class _Walk:
             )
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             scheduled = event.activity_task_scheduled_event_attributes
-            if scheduled.activity_type.name == CALL_TOOL_ACTIVITY:
+            if scheduled.activity_type.name in ROUND_ACTIVITIES:
                 round_input = await self._one(scheduled.input, CallToolInput)
                 self.rounds[event.event_id] = round_input.round
                 self.round = max(self.round, round_input.round)

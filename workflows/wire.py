@@ -5,6 +5,10 @@ Task-queue names are part of the contract too: the workflow runs on the main tas
 each round of a tool runs on that tool's queue (:func:`tool_queue`, round 1) or on the queue of
 the tool's contract the call started with (:func:`contract_queue`, later rounds), so a round only
 ever reaches a worker that has the tool, and a re-entry only one that has the same contract.
+A routed round is first offered on the main task queue itself (:data:`CALL_TOOL_HERE_ACTIVITY`,
+which Temporal can hand to the worker that just ran the workflow task without a round trip
+through the server): a worker that does not serve the tool or contract refuses it with
+:data:`NOT_SERVED_HERE` before running anything, and the round goes to its own queue.
 The activity's result is a tagged union on ``kind``: a tool's outcome (even an error) crosses
 the activity boundary as a value, never as an exception, so the workflow decides the phase with
 one exhaustive ``match``. Fields added later must get defaults so recorded histories decode;
@@ -27,6 +31,7 @@ from workflows._prompt import json_value
 __all__ = [
     "ANSWER",
     "CALL_TOOL_ACTIVITY",
+    "CALL_TOOL_HERE_ACTIVITY",
     "CATALOG",
     "CATALOG_MEMO",
     "CATALOG_WORKFLOW_NAME",
@@ -35,8 +40,10 @@ __all__ = [
     "FIRST_STOP",
     "NOTIFY_ACTIVITY",
     "NOTIFY_WORKFLOW",
+    "NOT_SERVED_HERE",
     "PHASE_KEY",
     "PUBLISH",
+    "ROUND_ACTIVITIES",
     "STATUS",
     "TOOL_KEY",
     "WITHDRAW",
@@ -70,6 +77,15 @@ __all__ = [
 
 WORKFLOW_NAME: Final = "scope_tool.ToolCall"
 CALL_TOOL_ACTIVITY: Final = "scope_tool.call_tool"
+CALL_TOOL_HERE_ACTIVITY: Final = "scope_tool.call_tool_here"
+"""A round offered on the main task queue: run by a worker serving its tool and contract, refused
+(:data:`NOT_SERVED_HERE`) by any other. Its own name, so a worker that predates it fails it as
+not registered (also before running anything) instead of answering "unknown tool"."""
+ROUND_ACTIVITIES: Final = frozenset({CALL_TOOL_ACTIVITY, CALL_TOOL_HERE_ACTIVITY})
+"""The activity types that run a round of a tool (for readers of histories and telemetry)."""
+NOT_SERVED_HERE: Final = "NotServedHere"
+"""The application error type of a round refused on the main queue: nothing ran; the workflow
+sends the round to its tool or contract queue."""
 NOTIFY_ACTIVITY: Final = "scope_tool.notify"
 CHECK_ANSWER_ACTIVITY: Final = "scope_tool.check_answer"
 NOTIFY_WORKFLOW: Final = "scope_tool.Notify"

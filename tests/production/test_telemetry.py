@@ -113,8 +113,8 @@ async def test_one_call_is_one_trace_with_a_span_per_round(
     names = {s.name for s in in_trace}
     assert {
         "RunWorkflow:scope_tool.ToolCall",
-        "StartActivity:scope_tool.call_tool",
-        "RunActivity:scope_tool.call_tool",
+        "StartActivity:scope_tool.call_tool_here",
+        "RunActivity:scope_tool.call_tool_here",
         "scope_tool.round",
     } <= names
     rounds = sorted(
@@ -127,7 +127,7 @@ async def test_one_call_is_one_trace_with_a_span_per_round(
     assert {s.attributes["scope_tool.call_id"] for s in rounds} == {call_id}
     assert {s.attributes["scope_tool.tool"] for s in rounds} == {"deploy_plan"}
     run_activity_ids = {
-        s.context.span_id for s in in_trace if s.name == "RunActivity:scope_tool.call_tool"
+        s.context.span_id for s in in_trace if s.name == "RunActivity:scope_tool.call_tool_here"
     }
     assert all(s.parent is not None and s.parent.span_id in run_activity_ids for s in rounds)
 
@@ -289,7 +289,7 @@ async def test_a_worker_process_joins_the_callers_trace_and_serves_metrics(
         joined = {s.name for s in collector.spans if s.trace_id == trace_id}
         assert {
             "RunWorkflow:scope_tool.ToolCall",
-            "RunActivity:scope_tool.call_tool",
+            "RunActivity:scope_tool.call_tool_here",
             "scope_tool.round",
         } <= joined, sorted(joined)
     finally:

@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from helpers.servers import DedicatedDevServer
-from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
+from temporalio.api.enums.v1 import EventType, TimeoutType, WorkflowTaskFailedCause
 from temporalio.client import Client
 from temporalio.service import RPCError
 
 from scope_tool import Request
 from workflows import DATA_CONVERTER, CallOutcome, Phase, ToolCalls
-from workflows.wire import CALL_TOOL_ACTIVITY
+from workflows.wire import CALL_TOOL_HERE_ACTIVITY, NOT_SERVED_HERE, ROUND_ACTIVITIES
 
 from ._ledger import LedgerAudit, SideEffectLedger
 from ._processes import AnswererProcess, WorkerProcess
@@ -340,7 +340,9 @@ class _HistoryAudit:
 
 async def _audit_histories(client: Client, keys: tuple[str, ...], *, until: float) -> _HistoryAudit:
     """Read every call's history: WorkflowTaskFailed events (``"call_id: CAUSE: message"``)
-    and how many tool activities each call scheduled (one per round means none was re-run)."""
+    and how many tool activities each call scheduled (one per round means none was re-run),
+    not counting a round offered on the main queue that ran nothing there (refused, or not
+    taken in time) and so went to its routed queue."""
     gate = asyncio.Semaphore(32)
     failed: list[str] = []
     started: dict[str, int] = {}
@@ -351,6 +353,7 @@ async def _audit_histories(client: Client, keys: tuple[str, ...], *, until: floa
                 lambda: client.get_workflow_handle(key).fetch_history(), until=until
             )
         scheduled = 0
+        offered: set[int] = set()
         for event in history.events:
             if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:
                 attributes = event.workflow_task_failed_event_attributes
@@ -358,7 +361,20 @@ async def _audit_histories(client: Client, keys: tuple[str, ...], *, until: floa
                 failed.append(f"{key}: {cause}: {attributes.failure.message[:200]}")
             elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
                 activity = event.activity_task_scheduled_event_attributes.activity_type.name
-                scheduled += activity == CALL_TOOL_ACTIVITY
+                scheduled += activity in ROUND_ACTIVITIES
+                if activity == CALL_TOOL_HERE_ACTIVITY:
+                    offered.add(event.event_id)
+            elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+                lost = event.activity_task_failed_event_attributes
+                refused = lost.failure.application_failure_info.type == NOT_SERVED_HERE
+                scheduled -= refused and lost.scheduled_event_id in offered
+            elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+                timed_out = event.activity_task_timed_out_event_attributes
+                untaken = (
+                    timed_out.failure.timeout_failure_info.timeout_type
+                    == TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START
+                )
+                scheduled -= untaken and timed_out.scheduled_event_id in offered
         started[key] = scheduled
 
     await asyncio.gather(*(one(key) for key in keys))

@@ -19,10 +19,11 @@ from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client
 
 from runtime.example_tools import CHANGED_REGISTRY, REGISTRY, ledger_lines
+from runtime.round_history import round_attempts
 from scope_tool import Func, Registry, Request
 from workers import build_worker
 from workflows import DATA_CONVERTER, Phase, ToolCalls
-from workflows.wire import contract_queue, tool_queue
+from workflows.wire import CALL_TOOL_ACTIVITY, CALL_TOOL_HERE_ACTIVITY, NOT_SERVED_HERE, tool_queue
 
 
 class GreetInput(BaseModel):
@@ -45,7 +46,7 @@ async def test_two_workers_with_different_tools_on_one_task_queue(
     other_client = await Client.connect(temporal_address, data_converter=DATA_CONVERTER)
     async with build_worker(other_client, OTHER, task_queue=task_queue):
         async with build_worker(temporal_client, REGISTRY, task_queue=task_queue):
-            await _run_both_tools_and_list(calls)
+            await _run_both_tools_and_list(calls, task_queue)
         # The stopped worker withdrew its catalog on the way out; the other's stays. The
         # catalog is eventually consistent (a signal to the catalog workflow), so wait for it.
         listed: list[str] = []
@@ -57,8 +58,12 @@ async def test_two_workers_with_different_tools_on_one_task_queue(
         assert listed == ["greet"]
 
 
-async def _run_both_tools_and_list(calls: ToolCalls) -> None:
-    """Eight calls of each registry's tool complete; the listing has both registries."""
+async def _run_both_tools_and_list(calls: ToolCalls, task_queue: str) -> None:
+    """Eight calls of each registry's tool complete; the listing has both registries.
+
+    Whichever worker ran the workflow task, a round ran on the main queue only where that was
+    served; a worker without the tool refused it there and it ran from the tool's queue.
+    """
     handles = []
     for number in range(8):
         handles.append(
@@ -83,6 +88,18 @@ async def _run_both_tools_and_list(calls: ToolCalls) -> None:
     for (expected, _), outcome in zip(handles, outcomes, strict=True):
         assert outcome.phase is Phase.COMPLETED, outcome
         assert outcome.output.text() == expected
+    for expected, handle in handles:
+        name = "echo" if expected.startswith("echo") else "greet"
+        attempts = [
+            (each.activity, each.task_queue, each.ended) for each in await round_attempts(handle)
+        ]
+        assert attempts in (
+            [(CALL_TOOL_HERE_ACTIVITY, task_queue, "completed")],
+            [
+                (CALL_TOOL_HERE_ACTIVITY, task_queue, NOT_SERVED_HERE),
+                (CALL_TOOL_ACTIVITY, tool_queue(task_queue, name), "completed"),
+            ],
+        ), attempts
 
     tools = await calls.tools()
     names = sorted(d.name for d in (*REGISTRY.definitions(), *OTHER.definitions()))
@@ -209,23 +226,14 @@ async def test_one_worker_serves_two_versions(
     old_digest = REGISTRY.resolve("deploy_plan").contract.digest  # type: ignore[union-attr]
     assert listed["deploy_plan"].description == "a changed contract"
     assert listed["deploy_plan"].contract_digests == (new_digest, old_digest)
-    assert await round_queues(old) == [
-        tool_queue(task_queue, "deploy_plan"),
-        *[contract_queue(task_queue, "deploy_plan", old_digest)] * 2,
-    ]
-    assert await round_queues(new) == [
-        tool_queue(task_queue, "deploy_plan"),
-        *[contract_queue(task_queue, "deploy_plan", new_digest)] * 2,
-    ]
-
-
-async def round_queues(handle: Any) -> list[str]:
-    """The task queue each round's tool activity was scheduled on, from the call's history."""
-    history = await handle.workflow_handle.fetch_history()
-    return [
-        event.activity_task_scheduled_event_attributes.task_queue.name
-        for event in history.events
-        if event.HasField("activity_task_scheduled_event_attributes")
-        and event.activity_task_scheduled_event_attributes.activity_type.name
-        == "scope_tool.call_tool"
-    ]
+    # The one worker serves both contracts, so every round ran on the main queue (eagerly), each
+    # in the version its call's contract pins (round 1 in the newest holding the tool).
+    for handle, digest in ((old, old_digest), (new, new_digest)):
+        assert [
+            (each.round, each.activity, each.task_queue, each.contract_digest, each.ended)
+            for each in await round_attempts(handle)
+        ] == [
+            (1, CALL_TOOL_HERE_ACTIVITY, task_queue, None, "completed"),
+            (2, CALL_TOOL_HERE_ACTIVITY, task_queue, digest, "completed"),
+            (3, CALL_TOOL_HERE_ACTIVITY, task_queue, digest, "completed"),
+        ]

@@ -162,3 +162,41 @@ async def test_a_re_entry_refused_by_a_worker_without_the_contract_runs_from_its
         ],
     )
     await _replays(handle)
+
+
+async def test_a_round_with_no_free_slot_on_the_main_queue_runs_from_the_tool_queue(
+    calls: ToolCalls, temporal_client: Any, task_queue: str, tmp_path: Path
+) -> None:
+    """``max_concurrent_activities`` stays a cap per queue: a full main queue does not hold a
+    round that the tool's own queue has a slot for (it waits there at most ``_HERE_WAIT``)."""
+    first_ledger, second_ledger = tmp_path / "first", tmp_path / "second"
+
+    def slow(ledger: Path) -> Request:
+        return Request(name="slow", arguments=json.dumps({"ledger": str(ledger), "seconds": 8}))
+
+    async with build_worker(
+        temporal_client, REGISTRY, task_queue=task_queue, max_concurrent_activities=1
+    ):
+        first = await calls.start(slow(first_ledger), call_id=f"slot-1-{uuid.uuid4()}")
+
+        async def first_started() -> bool:
+            return ledger_lines(first_ledger) == ["start"]
+
+        await wait_until_async(first_started)
+        second = await calls.start(slow(second_ledger), call_id=f"slot-2-{uuid.uuid4()}")
+
+        async def both_running() -> bool:
+            return ledger_lines(second_ledger) == ["start"]
+
+        await wait_until_async(both_running, within=7)  # before the first one ends
+        assert ledger_lines(first_ledger) == ["start"]
+        outcomes = [await first.result(), await second.result()]
+    assert [outcome.phase for outcome in outcomes] == [Phase.COMPLETED, Phase.COMPLETED]
+    assert _attempts(await round_attempts(first)) == [
+        (1, CALL_TOOL_HERE_ACTIVITY, task_queue, "completed")
+    ]
+    assert _attempts(await round_attempts(second)) == [
+        (1, CALL_TOOL_HERE_ACTIVITY, task_queue, "timed_out:TIMEOUT_TYPE_SCHEDULE_TO_START"),
+        (1, CALL_TOOL_ACTIVITY, tool_queue(task_queue, "slow"), "completed"),
+    ]
+    await _replays(second)

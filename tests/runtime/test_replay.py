@@ -94,8 +94,11 @@ async def test_fresh_histories_replay(calls: ToolCalls, worker: Any, tmp_path: P
 async def test_committed_histories_replay() -> None:
     files = sorted(HISTORIES.glob("*.json"))
     # notified_by_activities.json was recorded before notices became child workflows: calls
-    # started then must still replay (workflow.patched keeps their activity path).
-    assert len(files) >= 6, f"expected recorded histories in {HISTORIES}"
+    # started then must still replay (workflow.patched keeps their activity path). The four
+    # oldest predate routing (rounds on the main queue); routed_approved_in_three_rounds.json
+    # predates eager rounds (rounds on tool and contract queues, no "eager-rounds" marker);
+    # eager_approved_in_three_rounds.json has every round offered on the main queue.
+    assert len(files) >= 8, f"expected recorded histories in {HISTORIES}"
     replayer = _replayer()
     for file in files:
         history = WorkflowHistory.from_json(file.stem, file.read_text(encoding="utf-8"))

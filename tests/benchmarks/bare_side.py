@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,13 +37,17 @@ class BareSide:
         ask_first: bool = False,
         keep_phase: bool = False,
     ) -> None:
-        self.name = "baseline+phase" if keep_phase else "baseline"
         self.client = client
         self._ask_first = ask_first
         self._keep_phase = keep_phase
         self.task_queue = task_queue
         self.worker = worker
         self._progress_file = progress_file
+
+    @property
+    def name(self) -> str:
+        """How the figures label this side."""
+        return "baseline+phase" if self._keep_phase else "baseline"
 
     @classmethod
     def create(
@@ -85,14 +90,9 @@ class BareSide:
 
     def keeping_phase(self) -> BareSide:
         """The same worker and queue, its approvals keeping ``ScopeToolPhase`` as the engine does."""
-        return BareSide(
-            client=self.client,
-            task_queue=self.task_queue,
-            worker=self.worker,
-            progress_file=self._progress_file,
-            ask_first=self._ask_first,
-            keep_phase=True,
-        )
+        twin = copy.copy(self)
+        twin._keep_phase = True
+        return twin
 
     async def echo(self, call_id: str, text: str) -> None:
         """One completing call, start to result; raises if the result is not the echo."""

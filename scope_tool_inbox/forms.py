@@ -67,14 +67,6 @@ class FieldKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Choice:
-    """One allowed value. ``value`` is its JSON text, so ``1`` and ``"1"`` stay distinct."""
-
-    value: str
-    label: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class FormField:
     """One labelled input (or a group of them) standing for one property of the answer.
 
@@ -113,6 +105,14 @@ class FormField:
     item_kind: FieldKind | None = None
     multiline: bool = False
     default: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Choice:
+    """One allowed value. ``value`` is its JSON text, so ``1`` and ``"1"`` stay distinct."""
+
+    value: str
+    label: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

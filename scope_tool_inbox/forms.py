@@ -42,28 +42,16 @@ _LONG_TEXT = 200
 _SIMPLE_ITEM_TYPES = frozenset({"string", "integer", "number"})
 
 
-class FormKind(StrEnum):
-    """The shape of the whole form."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerForm:
+    """The form for one pending request; :func:`build_answer_form` makes it."""
 
-    APPROVAL = "approval"
-    CHOICE = "choice"
-    FIELDS = "fields"
-    JSON = "json"
-
-
-class FieldKind(StrEnum):
-    """How one property is entered."""
-
-    TEXT = "text"
-    INTEGER = "integer"
-    NUMBER = "number"
-    CHECKBOX = "checkbox"
-    YES_NO = "yes_no"
-    CHOICE = "choice"
-    MULTI_CHOICE = "multi_choice"
-    LIST = "list"
-    GROUP = "group"
-    JSON = "json"
+    kind: FormKind
+    title: str = ""
+    description: str = ""
+    fields: tuple[FormField, ...] = ()
+    choices: tuple[Choice, ...] = ()
+    schema_text: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,16 +103,28 @@ class Choice:
     label: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AnswerForm:
-    """The form for one pending request; :func:`build_answer_form` makes it."""
+class FormKind(StrEnum):
+    """The shape of the whole form."""
 
-    kind: FormKind
-    title: str = ""
-    description: str = ""
-    fields: tuple[FormField, ...] = ()
-    choices: tuple[Choice, ...] = ()
-    schema_text: str = ""
+    APPROVAL = "approval"
+    CHOICE = "choice"
+    FIELDS = "fields"
+    JSON = "json"
+
+
+class FieldKind(StrEnum):
+    """How one property is entered."""
+
+    TEXT = "text"
+    INTEGER = "integer"
+    NUMBER = "number"
+    CHECKBOX = "checkbox"
+    YES_NO = "yes_no"
+    CHOICE = "choice"
+    MULTI_CHOICE = "multi_choice"
+    LIST = "list"
+    GROUP = "group"
+    JSON = "json"
 
 
 def field_name(path: tuple[str, ...]) -> str:

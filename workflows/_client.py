@@ -511,13 +511,12 @@ class ToolCallHandle:
         outcome = await closed_outcome(
             self._handle, execution, rounds=replayed.round if replayed else 0
         )
-        if replayed is not None:  # closed: nothing pending or in flight any more
+        if replayed is not None:  # closed: nothing pending or in flight; refusals stay on record
             return replace(
                 replayed,
                 phase=outcome.phase,
                 outcome=outcome,
                 pending=None,
-                refused_dropped=0,
                 route=None,
                 waiting_for_worker=None,
             )

@@ -19,13 +19,13 @@ OWN_NAMES = """
     Principal Registry Request Result TextBlock Tool WrappingTool
     acting_for bind capability check_ijson classify_failure current_principal func_tool
     require_approval
-""".split()
+""".split()  # noqa: SIM905 (a word list reads better than one name per line)
 ERROR_NAMES = """
     AuthorizationError DuplicateToolError InputValidationPanicError InvalidCallErrorError
     InvalidDefinitionError InvalidFailureError InvalidInputRequestError InvalidInvocationError
     InvalidOutputError InvalidPrincipalError InvalidRegistryError InvalidRequestError
     InvalidResultError InvalidToolError InvalidWrappingChainError ToolError
-""".split()
+""".split()  # noqa: SIM905 (a word list reads better than one name per line)
 PUBLIC_NAMES = OWN_NAMES + ERROR_NAMES
 
 

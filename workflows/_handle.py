@@ -30,7 +30,7 @@ from scope_tool import MAX_INPUT_BYTES
 from workflows import wire
 from workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
 from workflows._answer_text import MAX_NAME_BYTES, encode_answer, is_short_text
-from workflows._busy import retry_while_busy
+from workflows._busy import retry_while_busy, task_failing
 from workflows._closed import closed_outcome, closed_phase
 from workflows._routing import worker_wait
 from workflows._status import CallOutcome, CallStatus
@@ -114,7 +114,7 @@ class ToolCallHandle:
             self._pending_seen = None
             return await self._closed_status(err, wait_for_worker)
         except RPCError as err:
-            if err.status == RPCStatusCode.NOT_FOUND:
+            if err.status == RPCStatusCode.NOT_FOUND or task_failing(err):
                 raise self._translate(err) from err
             unanswered = err
         except WorkflowQueryFailedError as err:
@@ -394,6 +394,13 @@ class ToolCallHandle:
                 "the call has finished; it takes no more answers",
                 reason=RefusalReason.FINISHED,
                 call_id=self._call_id,
+            )
+        if task_failing(err):
+            return ToolCallsError(
+                f"call {self._call_id!r} cannot be read or answered now: its workflow task keeps"
+                " failing on the workers; the worker's log or the call's page in the Temporal"
+                " Web UI says why, and the call resumes once a worker completes the task"
+                f" (Temporal: {err.message})"
             )
         return ToolCallsError(f"call {self._call_id!r}: {err.message}")
 

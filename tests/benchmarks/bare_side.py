@@ -12,6 +12,8 @@ from bench_functions import approval_outcome, echo_text
 from temporalio.client import Client, WorkflowHandle
 from worker_process import WorkerProcess
 
+from workflows._busy import retry_while_busy
+
 __all__ = ["BareParkedCall", "BareSide"]
 
 
@@ -121,8 +123,19 @@ class BareSide:
             await asyncio.sleep(0.005)
 
     async def answer_and_finish(self, parked: BareParkedCall, *, approved: bool) -> None:
-        """Answer by update and wait for the result; raises if the result is wrong."""
-        await parked.handle.execute_update(BareApprovalWorkflow.answer, approved)
+        """Answer by update and wait for the result; raises if the result is wrong.
+
+        Like the engine, the update has an id and is retried while the server turns it away
+        for load (``workflows._busy``): on a server overloaded by 10,000 parked calls a
+        workflow task times out now and then, and neither side should fail for that alone.
+        """
+
+        async def send() -> None:
+            await parked.handle.execute_update(
+                BareApprovalWorkflow.answer, approved, id=f"answer:{parked.call_id}"
+            )
+
+        await retry_while_busy(send)
         result = await parked.handle.result()
         expected = approval_outcome(parked.text, approved=approved)
         if result != expected:

@@ -10,6 +10,7 @@ first, :class:`Func` adapts typed functions, and :class:`Registry` holds bound t
 Temporal: the durable runtime builds on this package, not the other way round.
 """
 
+from scope_tool import errors
 from scope_tool._approval import APPROVAL_PROMPT_KIND, ApprovalGate, require_approval
 from scope_tool._contract import Binding, Contract, bind
 from scope_tool._definition import Definition
@@ -25,57 +26,27 @@ from scope_tool._registry import Registry
 from scope_tool._request import Request
 from scope_tool._result import Result
 from scope_tool._tool import InputValidatingTool, Tool, WrappingTool, capability
-from scope_tool.errors import (
-    AuthorizationError,
-    DuplicateToolError,
-    InputValidationPanicError,
-    InvalidCallErrorError,
-    InvalidDefinitionError,
-    InvalidFailureError,
-    InvalidInputRequestError,
-    InvalidInvocationError,
-    InvalidOutputError,
-    InvalidPrincipalError,
-    InvalidRegistryError,
-    InvalidRequestError,
-    InvalidResultError,
-    InvalidToolError,
-    InvalidWrappingChainError,
-    ToolError,
-)
+
+# The error types: `errors.__all__` is the one list of them, and this package exports it whole.
+from scope_tool.errors import *  # noqa: F403
 
 __all__ = [
     "APPROVAL_PROMPT_KIND",
     "MAX_INPUT_BYTES",
     "ApprovalGate",
     "Authorization",
-    "AuthorizationError",
     "Authorizer",
     "Binding",
     "CallError",
     "Continuation",
     "Contract",
     "Definition",
-    "DuplicateToolError",
     "Failure",
     "FailureKind",
     "Func",
     "Guard",
     "InputRequest",
     "InputValidatingTool",
-    "InputValidationPanicError",
-    "InvalidCallErrorError",
-    "InvalidDefinitionError",
-    "InvalidFailureError",
-    "InvalidInputRequestError",
-    "InvalidInvocationError",
-    "InvalidOutputError",
-    "InvalidPrincipalError",
-    "InvalidRegistryError",
-    "InvalidRequestError",
-    "InvalidResultError",
-    "InvalidToolError",
-    "InvalidWrappingChainError",
     "Invocation",
     "MediaBlock",
     "Output",
@@ -85,7 +56,6 @@ __all__ = [
     "Result",
     "TextBlock",
     "Tool",
-    "ToolError",
     "WrappingTool",
     "acting_for",
     "bind",
@@ -96,3 +66,4 @@ __all__ = [
     "func_tool",
     "require_approval",
 ]
+__all__ += errors.__all__

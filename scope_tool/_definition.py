@@ -62,12 +62,9 @@ class Definition:
         description: str = "",
         input_schema: bytes | str | Mapping[str, Any] = b"",
     ) -> None:
-        if not isinstance(name, str):
-            raise TypeError(f"Definition.name must be a str, not {type(name).__name__}")
-        if not isinstance(description, str):
-            raise TypeError(
-                f"Definition.description must be a str, not {type(description).__name__}"
-            )
+        for member, value in (("name", name), ("description", description)):
+            if not isinstance(value, str):
+                raise TypeError(f"Definition.{member} must be a str, not {type(value).__name__}")
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "description", description)
         object.__setattr__(self, "input_schema", _schema_bytes(input_schema))

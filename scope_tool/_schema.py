@@ -260,14 +260,18 @@ class CompiledSchema(Immutable):
 
     def validate(self, instance: bytes) -> None:
         """Raise SchemaValidationError unless ``instance`` is I-JSON and satisfies the schema."""
-        verdict = self.check(instance)
-        if verdict.outcome is not CheckOutcome.ACCEPTED:
+        try:
+            value = parse_ijson(instance, plain_decimals=self._fast is not None)
+        except IJSONError:
+            raise SchemaValidationError(_INVALID_VALUE) from None
+        verdict = self._verdict(instance, value, None)
+        if verdict is not _ACCEPTED and verdict.outcome is not CheckOutcome.ACCEPTED:
             raise SchemaValidationError.of(verdict)
 
     def validate_value(self, value: Any) -> None:
         """Validate an already parsed value (numbers as int/Decimal)."""
         deep, small_integers = _shape_of_value(value)
-        verdict = self._decide(value, deep=deep, rust_exact=small_integers, meter=Meter())
+        verdict = self._decide(value, deep=deep, rust_exact=small_integers, max_steps=None)
         if verdict.outcome is not CheckOutcome.ACCEPTED:
             raise SchemaValidationError.of(verdict)
 
@@ -304,23 +308,44 @@ class CompiledSchema(Immutable):
         # The fast engine shows numbers with str(), so it takes plain Decimals (built twice as
         # fast); python-jsonschema's messages use repr(), which JSONDecimal keeps readable.
         value = parse_ijson(instance, plain_decimals=self._fast is not None)
-        deep = len(instance) > 2 * MAX_NESTING and nested_deeper_than(instance, MAX_NESTING)
-        rust_exact = _INEXACT_NUMBER.search(instance) is None
-        return self._decide(
-            value, deep=deep, rust_exact=rust_exact, meter=Meter(max_steps=max_steps)
-        )
+        return self._verdict(instance, value, max_steps)
 
-    def _decide(self, value: Any, *, deep: bool, rust_exact: bool, meter: Meter) -> SchemaCheck:
+    def _verdict(self, instance: bytes, value: Any, max_steps: int | None) -> SchemaCheck:
+        """The verdict on ``value``, parsed from ``instance`` (Contract.prepare's hot path).
+
+        A small value whose numbers are exact as doubles goes straight to the Rust engine,
+        positional arguments and no allocation: on ``{"a":2,"b":3}`` the layers around that
+        one call had cost more than the call itself.
+        """
+        rust_exact = _INEXACT_NUMBER.search(instance) is None
+        if len(instance) <= 2 * MAX_NESTING:
+            rust = self._rust
+            if rust is not None and rust_exact:
+                if rust.is_valid(value):
+                    return _ACCEPTED
+                return _refused(*_rust_violation(next(iter(rust.iter_errors(value)))), 0)
+            deep = False
+        else:
+            deep = nested_deeper_than(instance, MAX_NESTING)
+        return self._decide(value, deep=deep, rust_exact=rust_exact, max_steps=max_steps)
+
+    def _decide(
+        self, value: Any, *, deep: bool, rust_exact: bool, max_steps: int | None
+    ) -> SchemaCheck:
+        # The common verdict (a small value the Rust engine accepts) allocates nothing: on
+        # Contract.prepare's hot path a Meter and a fresh SchemaCheck were a third of the
+        # schema step's own cost.
         if deep and not self._bounded:
             return _refused(
                 "",
                 f"value nests deeper than {MAX_NESTING} levels, the limit for a recursive schema",
-                meter,
+                0,
             )
         if not deep and rust_exact and self._rust is not None:
             if self._rust.is_valid(value):
-                return SchemaCheck(outcome=CheckOutcome.ACCEPTED)
-            return _refused(*_rust_violation(next(iter(self._rust.iter_errors(value)))), meter)
+                return _ACCEPTED
+            return _refused(*_rust_violation(next(iter(self._rust.iter_errors(value)))), 0)
+        meter = Meter(max_steps=max_steps)
         try:
             problem = metered(meter, lambda: self._problem(value, meter), fresh_stack=deep)
         except OverBudget:
@@ -331,7 +356,7 @@ class CompiledSchema(Immutable):
             )
         if problem is None:
             return SchemaCheck(outcome=CheckOutcome.ACCEPTED, steps=meter.steps)
-        return _refused(*problem, meter)
+        return _refused(*problem, meter.steps)
 
     def _problem(self, value: Any, meter: Meter) -> tuple[str, str] | None:
         """(JSON pointer, "" for the root; reason) or None, from the fast engine if it can."""
@@ -359,11 +384,14 @@ class CompiledSchema(Immutable):
             return "", f"unresolvable reference {exc}"
 
 
-def _refused(pointer: str, violation: str, meter: Meter) -> SchemaCheck:
+_ACCEPTED: Final = SchemaCheck(outcome=CheckOutcome.ACCEPTED)
+
+
+def _refused(pointer: str, violation: str, steps: int) -> SchemaCheck:
     return SchemaCheck(
         outcome=CheckOutcome.REFUSED,
         detail=f"{_VALIDATE_VALUE}: {pointer or '(root)'}: {violation}",
-        steps=meter.steps,
+        steps=steps,
         path=pointer,
         violation=violation,
     )

@@ -5,23 +5,15 @@ Each Go sentinel of the ported package has one subclass here; those that report 
 are also :class:`ValueError`, so generic callers can treat them as input errors::
 
     ToolError(Exception)
-    ├── InvalidToolError            (ValueError)  "tool: invalid tool"
-    ├── InvalidInvocationError      (ValueError)  "tool: invalid invocation"
-    ├── InvalidRequestError         (ValueError)  "tool: invalid request"
-    ├── InvalidDefinitionError      (ValueError)  "tool: invalid definition"
-    ├── InvalidOutputError          (ValueError)  "tool: invalid output"
-    ├── InvalidResultError          (ValueError)  "tool: invalid result"
-    ├── InvalidInputRequestError    (ValueError)  "tool: invalid input request"
-    ├── InvalidFailureError         (ValueError)  "tool: invalid failure"
-    ├── InvalidCallErrorError       (ValueError)  "tool: invalid call error"
-    ├── InvalidWrappingChainError   (ValueError)  "tool: invalid wrapping chain"
-    ├── DuplicateToolError          (ValueError)  "tool: duplicate tool"
-    ├── InvalidRegistryError        (ValueError)  "tool: invalid registry"
-    ├── InvalidPrincipalError       (ValueError)  "tool: invalid principal"
-    ├── InputValidationPanicError                 "tool: input validation panicked: V"
-    ├── AuthorizationError                        "tool: authorization for "NAME" failed"
-    ├── Failure          (scope_tool._failure)    one definite unsuccessful outcome
-    └── CallError        (scope_tool._failure)    transparent wrapper carrying evidence
+    ├── Invalid<Thing>Error   (ValueError)  "tool: invalid <thing>", one per thing: tool,
+    │                                       invocation, request, definition, output, result,
+    │                                       input request, failure, call error, wrapping
+    │                                       chain, registry, principal
+    ├── DuplicateToolError    (ValueError)  "tool: duplicate tool"
+    ├── InputValidationPanicError           "tool: input validation panicked: V"
+    ├── AuthorizationError                  "tool: authorization for "NAME" failed"
+    ├── Failure    (scope_tool._failure)    one definite unsuccessful outcome
+    └── CallError  (scope_tool._failure)    transparent wrapper carrying evidence
 
 Messages keep the Go catalogue's wording: the sentinel text, then ``": "`` and the detail
 (``tool: invalid invocation: arguments: ...``). Go's ``%w`` wrapping becomes

@@ -40,6 +40,9 @@ __all__ = [
     "answer_from_form",
 ]
 
+FormValues = Mapping[str, Sequence[str]]
+"""Submitted values, several per key (checkbox lists), e.g. from ``FormData.multi_items()``."""
+
 ANSWER_JSON_KEY: Final = "_answer_json"
 """Form key of the JSON editor; when filled in, it is the whole answer."""
 
@@ -49,9 +52,6 @@ VIA_JSON: Final = "json"
 
 DECISION_KEY: Final = "_decision"
 """Form key of the Approve/Decline and choice buttons (their JSON text)."""
-
-FormValues = Mapping[str, Sequence[str]]
-"""Submitted values, several per key (checkbox lists), e.g. from ``FormData.multi_items()``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -42,36 +42,16 @@ _LONG_TEXT = 200
 _SIMPLE_ITEM_TYPES = frozenset({"string", "integer", "number"})
 
 
-class FormKind(StrEnum):
-    """The shape of the whole form."""
-
-    APPROVAL = "approval"
-    CHOICE = "choice"
-    FIELDS = "fields"
-    JSON = "json"
-
-
-class FieldKind(StrEnum):
-    """How one property is entered."""
-
-    TEXT = "text"
-    INTEGER = "integer"
-    NUMBER = "number"
-    CHECKBOX = "checkbox"
-    YES_NO = "yes_no"
-    CHOICE = "choice"
-    MULTI_CHOICE = "multi_choice"
-    LIST = "list"
-    GROUP = "group"
-    JSON = "json"
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Choice:
-    """One allowed value. ``value`` is its JSON text, so ``1`` and ``"1"`` stay distinct."""
+class AnswerForm:
+    """The form for one pending request; :func:`build_answer_form` makes it."""
 
-    value: str
-    label: str
+    kind: FormKind
+    title: str = ""
+    description: str = ""
+    fields: tuple[FormField, ...] = ()
+    choices: tuple[Choice, ...] = ()
+    schema_text: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,15 +96,35 @@ class FormField:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AnswerForm:
-    """The form for one pending request; :func:`build_answer_form` makes it."""
+class Choice:
+    """One allowed value. ``value`` is its JSON text, so ``1`` and ``"1"`` stay distinct."""
 
-    kind: FormKind
-    title: str = ""
-    description: str = ""
-    fields: tuple[FormField, ...] = ()
-    choices: tuple[Choice, ...] = ()
-    schema_text: str = ""
+    value: str
+    label: str
+
+
+class FormKind(StrEnum):
+    """The shape of the whole form."""
+
+    APPROVAL = "approval"
+    CHOICE = "choice"
+    FIELDS = "fields"
+    JSON = "json"
+
+
+class FieldKind(StrEnum):
+    """How one property is entered."""
+
+    TEXT = "text"
+    INTEGER = "integer"
+    NUMBER = "number"
+    CHECKBOX = "checkbox"
+    YES_NO = "yes_no"
+    CHOICE = "choice"
+    MULTI_CHOICE = "multi_choice"
+    LIST = "list"
+    GROUP = "group"
+    JSON = "json"
 
 
 def field_name(path: tuple[str, ...]) -> str:

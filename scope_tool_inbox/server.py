@@ -12,12 +12,15 @@ import argparse
 import logging
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from scope_tool_cli._web_serving import AsgiServer
 from scope_tool_inbox.app import create_app
 from scope_tool_inbox.auth import InboxAuth, InboxConfigError, is_loopback_host
 from scope_tool_inbox.hosts import AllowedHosts
 from workflows import ToolCalls
+from workflows.errors import SettingsError
+from workflows.settings import parse_flag
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "add_arguments", "serve_inbox"]
 
@@ -44,9 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--port",
-        type=int,
-        default=int(environment.get("SCOPE_TOOL_INBOX_PORT", DEFAULT_PORT)),
-        help="port to listen on (%(default)s)",
+        type=_port,  # also applied to the variable's text, when this command is parsed
+        default=environment.get("SCOPE_TOOL_INBOX_PORT") or DEFAULT_PORT,
+        help="port to listen on (%(default)s; also SCOPE_TOOL_INBOX_PORT)",
     )
     parser.add_argument(
         "--identity-header",
@@ -64,8 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dev-loopback",
-        action="store_true",
-        default=environment.get("SCOPE_TOOL_INBOX_DEV_LOOPBACK", "").lower() in ("1", "true"),
+        action=_SwitchOn,
+        type=_loopback_setting,
+        default=environment.get("SCOPE_TOOL_INBOX_DEV_LOOPBACK") or False,
         help="no authentication, for your own machine: only on a loopback address; everyone is "
         "'dev' unless the URL says ?as=NAME",
     )
@@ -88,6 +92,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the Temporal Web UI's address (e.g. http://localhost:8233); each call's page then "
         "links to the call there (also SCOPE_TOOL_INBOX_WEB_UI)",
     )
+
+
+class _SwitchOn(argparse.Action):
+    """``store_true`` whose default may be a variable's text, read by ``type`` at parse time.
+
+    Reading the environment when the parser is built would break every ``scope-tool`` command
+    on a mistyped inbox variable; argparse converts a text default only for the command run.
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, True)
+
+
+def _loopback_setting(text: str) -> bool:
+    try:
+        return parse_flag("SCOPE_TOOL_INBOX_DEV_LOOPBACK", text)
+    except SettingsError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a port number from 0 to 65535 (--port or SCOPE_TOOL_INBOX_PORT)"
+        )
+    return port
 
 
 def _host_entry(text: str) -> str:

@@ -17,19 +17,15 @@ from typing import TYPE_CHECKING, Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from workflows._answer_text import encode_answer
     from workflows._approval_prompt import ApprovalQuestion, read_approval
-    from workflows._client import (
-        UNSERVED_TIMEOUT_NOW,
-        CallOptions,
-        ToolCallHandle,
-        ToolCalls,
-        encode_answer,
-    )
+    from workflows._client import UNSERVED_TIMEOUT_NOW, CallOptions, ToolCalls
     from workflows._converter import (
         DATA_CONVERTER,
         ScopeToolPayloadConverter,
         with_scope_tool_converter,
     )
+    from workflows._handle import ToolCallHandle
     from workflows._prompt import Prompt, json_value, read_prompt
     from workflows._routing import ToolInfo
     from workflows._status import (

@@ -89,15 +89,6 @@ class Accepted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Refused:
-    """The answer is refused: a typed reason, what was wrong in words, and the facts as fields."""
-
-    reason: RefusalReason
-    message: str
-    detail: RefusalDetail
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Unchecked:
     """Every check passed except the schema's, which ran over the workflow's budget.
 
@@ -107,6 +98,15 @@ class Unchecked:
 
     request_id: str
     response_schema: bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refused:
+    """The answer is refused: a typed reason, what was wrong in words, and the facts as fields."""
+
+    reason: RefusalReason
+    message: str
+    detail: RefusalDetail
 
 
 def check_answer(

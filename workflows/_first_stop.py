@@ -51,7 +51,8 @@ from workflows.wire import (
 )
 
 if TYPE_CHECKING:
-    from workflows._client import ToolCallHandle, ToolCalls
+    from workflows._client import ToolCalls
+    from workflows._handle import ToolCallHandle
 
 __all__ = [
     "StartOptions",

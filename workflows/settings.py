@@ -38,9 +38,6 @@ __all__ = [
     "parse_flag",
 ]
 
-DEFAULT_ADDRESS: Final = "localhost:7233"
-DEFAULT_NAMESPACE: Final = "default"
-DEFAULT_TASK_QUEUE: Final = "scope-tools"
 ENV_PREFIX: Final = "SCOPE_TOOL_"
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
@@ -58,6 +55,11 @@ def parse_flag(name: str, value: str) -> bool:
         f"{name} must be one of {', '.join(sorted(_TRUE))} or {', '.join(sorted(_FALSE))},"
         f" got {value!r}"
     )
+
+
+DEFAULT_ADDRESS: Final = "localhost:7233"
+DEFAULT_NAMESPACE: Final = "default"
+DEFAULT_TASK_QUEUE: Final = "scope-tools"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

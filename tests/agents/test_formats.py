@@ -34,45 +34,44 @@ OBJECT_SCHEMA = {
     "properties": {"type": {"const": "object"}},
     "required": ["type"],
 }
-OPENAI_FUNCTION = {
-    "type": "object",
-    "properties": {
+
+
+def closed(properties: dict, *required: str) -> dict:
+    """The JSON Schema of an object with exactly ``properties``, ``required`` among them."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+OPENAI_FUNCTION = closed(
+    {
         "name": NAME,
         "description": {"type": "string"},
         "parameters": {"type": "object"},
         "strict": {"type": ["boolean", "null"]},
     },
-    "required": ["name"],
-    "additionalProperties": False,
-}
-OPENAI_CHAT_TOOL = {
-    "type": "object",
-    "properties": {"type": {"const": "function"}, "function": OPENAI_FUNCTION},
-    "required": ["type", "function"],
-    "additionalProperties": False,
-}
-OPENAI_RESPONSES_TOOL = {
-    "type": "object",
-    "properties": {
-        "type": {"const": "function"},
-        **OPENAI_FUNCTION["properties"],  # type: ignore[dict-item]
-    },
-    "required": ["type", "name", "parameters", "strict"],
-    "additionalProperties": False,
-}
-ANTHROPIC_TOOL = {
-    "type": "object",
-    "properties": {
-        "name": NAME,
-        "description": {"type": "string"},
-        "input_schema": OBJECT_SCHEMA,
-    },
-    "required": ["name", "input_schema"],
-    "additionalProperties": False,
-}
-MCP_TOOL = {
-    "type": "object",
-    "properties": {
+    "name",
+)
+OPENAI_CHAT_TOOL = closed(
+    {"type": {"const": "function"}, "function": OPENAI_FUNCTION}, "type", "function"
+)
+OPENAI_RESPONSES_TOOL = closed(
+    {"type": {"const": "function"}, **OPENAI_FUNCTION["properties"]},
+    "type",
+    "name",
+    "parameters",
+    "strict",
+)
+ANTHROPIC_TOOL = closed(
+    {"name": NAME, "description": {"type": "string"}, "input_schema": OBJECT_SCHEMA},
+    "name",
+    "input_schema",
+)
+MCP_TOOL = closed(
+    {
         "name": {"type": "string"},
         "title": {"type": "string"},
         "description": {"type": "string"},
@@ -89,9 +88,9 @@ MCP_TOOL = {
         "annotations": {"type": "object"},
         "_meta": {"type": "object"},
     },
-    "required": ["name", "inputSchema"],
-    "additionalProperties": False,
-}
+    "name",
+    "inputSchema",
+)
 
 
 def list_of(item: dict) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +11,8 @@ from bare_workflows import ApprovalCall, BareApprovalWorkflow, BareEchoWorkflow,
 from bench_functions import approval_outcome, echo_text
 from temporalio.client import Client, WorkflowHandle
 from worker_process import WorkerProcess
+
+from workflows._busy import retry_while_busy
 
 __all__ = ["BareParkedCall", "BareSide"]
 
@@ -36,13 +39,17 @@ class BareSide:
         ask_first: bool = False,
         keep_phase: bool = False,
     ) -> None:
-        self.name = "baseline+phase" if keep_phase else "baseline"
         self.client = client
         self._ask_first = ask_first
         self._keep_phase = keep_phase
         self.task_queue = task_queue
         self.worker = worker
         self._progress_file = progress_file
+
+    @property
+    def name(self) -> str:
+        """How the figures label this side."""
+        return "baseline+phase" if self._keep_phase else "baseline"
 
     @classmethod
     def create(
@@ -85,14 +92,9 @@ class BareSide:
 
     def keeping_phase(self) -> BareSide:
         """The same worker and queue, its approvals keeping ``ScopeToolPhase`` as the engine does."""
-        return BareSide(
-            client=self.client,
-            task_queue=self.task_queue,
-            worker=self.worker,
-            progress_file=self._progress_file,
-            ask_first=self._ask_first,
-            keep_phase=True,
-        )
+        twin = copy.copy(self)
+        twin._keep_phase = True
+        return twin
 
     async def echo(self, call_id: str, text: str) -> None:
         """One completing call, start to result; raises if the result is not the echo."""
@@ -121,8 +123,19 @@ class BareSide:
             await asyncio.sleep(0.005)
 
     async def answer_and_finish(self, parked: BareParkedCall, *, approved: bool) -> None:
-        """Answer by update and wait for the result; raises if the result is wrong."""
-        await parked.handle.execute_update(BareApprovalWorkflow.answer, approved)
+        """Answer by update and wait for the result; raises if the result is wrong.
+
+        Like the engine, the update has an id and is retried while the server turns it away
+        for load (``workflows._busy``): on a server overloaded by 10,000 parked calls a
+        workflow task times out now and then, and neither side should fail for that alone.
+        """
+
+        async def send() -> None:
+            await parked.handle.execute_update(
+                BareApprovalWorkflow.answer, approved, id=f"answer:{parked.call_id}"
+            )
+
+        await retry_while_busy(send)
         result = await parked.handle.result()
         expected = approval_outcome(parked.text, approved=approved)
         if result != expected:

@@ -4,7 +4,7 @@ The engine wraps them as scope-tool tools (``bench_tools``) and the bare-Tempora
 them from ordinary activities (``bare_workflows``). Keeping the work identical and trivial means
 the figures measure what each side adds around a tool call, not the tool itself.
 
-This module imports nothing but the standard library so the workflow sandbox can load it.
+It imports only the standard library, so that the workflow sandbox can load it.
 """
 
 from __future__ import annotations

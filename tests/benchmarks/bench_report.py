@@ -29,6 +29,16 @@ class GoalKind(StrEnum):
     ENGINE_AT_MOST = "engine<="
     NONE = "none"
 
+    def met(self, *, engine: float, ratio: float | None, bound: float) -> bool:
+        """Whether the figure meets a bound of this kind (a ratio-free figure misses a ratio goal)."""
+        if self is GoalKind.ENGINE_AT_MOST:
+            return engine <= bound
+        if ratio is None:
+            return False
+        if self is GoalKind.RATIO_AT_MOST:
+            return ratio <= bound
+        return ratio >= bound
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Figure:
@@ -54,14 +64,7 @@ class Figure:
         """True/False against the goal; None when the figure has no goal."""
         if self.goal is GoalKind.NONE or self.bound is None:
             return None
-        if self.goal is GoalKind.ENGINE_AT_MOST:
-            return self.engine <= self.bound
-        measured = self.ratio
-        if measured is None:
-            return False
-        if self.goal is GoalKind.RATIO_AT_MOST:
-            return measured <= self.bound
-        return measured >= self.bound
+        return self.goal.met(engine=self.engine, ratio=self.ratio, bound=self.bound)
 
     def goal_text(self) -> str:
         if self.goal is GoalKind.NONE or self.bound is None:

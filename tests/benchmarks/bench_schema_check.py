@@ -29,6 +29,14 @@ PLAIN = b'{"type":"array","items":{"type":"number","multipleOf":0.01}}'
 GOAL_SECONDS = 0.5
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    name: str
+    schema: bytes
+    document: bytes
+    valid: bool
+
+
 def answer(item: bytes, last: bytes | None = None) -> bytes:
     """``[item, item, ...]`` as long as fits in MAX_INPUT_BYTES, the last one ``last``."""
     count = (MAX_INPUT_BYTES - 2 - (len(last or item) - len(item))) // (len(item) + 1)
@@ -38,14 +46,6 @@ def answer(item: bytes, last: bytes | None = None) -> bytes:
     document = b"[" + b",".join(items) + b"]"
     assert len(document) <= MAX_INPUT_BYTES
     return document
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Case:
-    name: str
-    schema: bytes
-    document: bytes
-    valid: bool
 
 
 CASES = (

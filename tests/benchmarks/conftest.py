@@ -64,17 +64,6 @@ def _positive_int(name: str, *, default: int, minimum: int) -> int:
     return value
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BenchServer:
-    """The session's dev server: where engine and baseline both connect."""
-
-    address: str
-    namespace: str
-    client: Client
-    log_dir: Path
-    pid: int
-
-
 @pytest.fixture(scope="session")
 def bench_settings() -> BenchSettings:
     return BenchSettings.from_environment()
@@ -90,6 +79,17 @@ def bench_report() -> Iterator[BenchReport]:
     print("\n\nscope-tool benchmarks (engine vs bare Temporal, same server, same run)")
     print(report.table())
     print(f"figures written to {REPORT_PATH}", flush=True)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BenchServer:
+    """The session's dev server: where engine and baseline both connect."""
+
+    address: str
+    namespace: str
+    client: Client
+    log_dir: Path
+    pid: int
 
 
 @pytest.fixture(scope="session")

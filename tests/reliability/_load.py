@@ -160,8 +160,6 @@ async def run_load(
         concurrency=answer_concurrency,
         deadline_seconds=budget_seconds,
     )
-    faults_done: list[str] = []
-    caught: list[str] = []
     try:
         facade = await _connect_facade(
             server.address, task_queue, heartbeat_timeout=heartbeat_timeout, until=until
@@ -181,20 +179,18 @@ async def run_load(
         fault_task = asyncio.create_task(
             _inject_faults(
                 faults,
+                calls,
                 server=server,
                 pool=pool,
                 new_worker=new_worker,
                 ledger=ledger,
-                calls=calls,
-                done=faults_done,
-                caught=caught,
                 until=until,
             )
         )
         await asyncio.gather(*(start_one(key) for key in keys))
         await _wait_all_closed(raw_client, task_queue, until=until)
         seconds = time.monotonic() - started
-        await fault_task
+        faults_done, caught = await fault_task
         outcomes = await _collect_outcomes(facade, keys, until=until)
         answer_report = await asyncio.to_thread(answerer.wait_report, timeout=120.0)
         histories = await _audit_histories(raw_client, keys, until=until)
@@ -246,19 +242,22 @@ async def run_load(
 
 async def _inject_faults(
     plan: FaultPlan | None,
+    calls: int,
     *,
     server: DedicatedDevServer,
     pool: list[WorkerProcess],
     new_worker: Any,
     ledger: SideEffectLedger,
-    calls: int,
-    done: list[str],
-    caught: list[str],
     until: float,
-) -> None:
-    """Watch the ledger and break things at the planned points."""
+) -> tuple[list[str], list[str]]:
+    """Watch the ledger and break things at the planned points (fractions of ``calls``).
+
+    Returns what was done, in words, and the calls caught inside the tool by the worker kill.
+    """
+    done: list[str] = []
+    caught: list[str] = []
     if plan is None:
-        return
+        return done, caught
     steps: list[tuple[float, str]] = []
     if plan.kill_worker_at is not None:
         steps.append((plan.kill_worker_at, "worker"))
@@ -268,7 +267,7 @@ async def _inject_faults(
         threshold = max(1, int(calls * fraction))
         while await asyncio.to_thread(ledger.effect_total) < threshold:
             if time.monotonic() > until:
-                return
+                return done, caught
             await asyncio.sleep(0.05)
         if what == "worker":
             victim = pool[0]
@@ -277,7 +276,7 @@ async def _inject_faults(
             # mid-effect; the marks it leaves are the calls it abandoned.
             while not await asyncio.to_thread(ledger.inflight, pid=victim.process.pid):
                 if time.monotonic() > until:
-                    return
+                    return done, caught
                 await asyncio.sleep(0.01)
             effects = await asyncio.to_thread(ledger.effect_total)
             victim.kill()
@@ -296,6 +295,7 @@ async def _inject_faults(
             await asyncio.sleep(plan.server_down_seconds)
             await asyncio.to_thread(server.start)
             done.append(f"dev server restarted after {plan.server_down_seconds:.0f} s")
+    return done, caught
 
 
 async def _wait_all_closed(client: Client, task_queue: str, *, until: float) -> None:

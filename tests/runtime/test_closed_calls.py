@@ -106,6 +106,30 @@ async def test_a_terminated_waiting_call_is_errored_in_every_view(
     assert "stuck deploy, by hand" in (await handle.result()).message
 
 
+async def test_a_terminated_call_keeps_the_record_of_refused_answers(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+) -> None:
+    """The closed snapshot drops what is pending, never the count of answers it refused."""
+    handle = await calls.start(_plan(tmp_path / "ledger"), call_id=f"termref-{uuid.uuid4()}")
+    await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    sent = 23  # more than the 20 refusals a status lists
+    for index in range(sent):
+        await handle.signal_answer({"approve": f"not a boolean {index}"}, answered_by="mallory")
+
+    async def all_refused() -> bool:
+        status = await handle.status()
+        return len(status.refused) + status.refused_dropped == sent
+
+    await wait_until_async(all_refused)
+    waiting = await handle.status()
+    await handle.workflow_handle.terminate(reason="cleanup")
+    closed = await handle.status()
+    assert closed.phase is Phase.ERRORED
+    assert closed.pending is None
+    assert [r.message for r in closed.refused] == [r.message for r in waiting.refused]
+    assert closed.refused_dropped == waiting.refused_dropped == sent - len(waiting.refused) > 0
+
+
 async def test_terminated_with_the_temporal_cli(
     calls: ToolCalls, worker: Any, tmp_path: Path, temporal_address: str
 ) -> None:

@@ -273,6 +273,11 @@ async def test_refusal_records_stay_bounded_with_a_huge_schema(
     assert status.to_json_dict()["refused_dropped"] == sent - 20
     await handle.signal_answer([1.5], answered_by="alice")
     assert (await handle.result()).phase is Phase.COMPLETED
+    closed = await handle.status()  # a closed call keeps the record of what it refused
+    assert closed.phase is Phase.COMPLETED
+    assert closed.pending is None
+    assert [r.message for r in closed.refused] == [r.message for r in status.refused]
+    assert closed.refused_dropped == sent - 20
     assert await _failed_tasks(handle) == []
     await _replays(handle)
 

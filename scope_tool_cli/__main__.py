@@ -54,8 +54,32 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] =
 }
 
 
+EXIT_READER_GONE = 141
+"""The shell's code for a command whose output reader went away (128 + SIGPIPE)."""
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Parse and run one command; return its exit code (no ``os._exit``: usable in tests)."""
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        # `scope-tool history ID | head`: the reader has what it wanted. Stop quietly, as
+        # other command-line tools do, instead of reporting an error nobody asked about.
+        _discard_stdout()
+        return EXIT_READER_GONE
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so the flush at exit does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):  # stdout replaced by something without a fd
+        pass
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_request:
@@ -71,6 +95,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _fail("interrupted")
         return 130
+    except BrokenPipeError:
+        raise
     except Exception as error:
         if os.environ.get("SCOPE_TOOL_DEBUG"):
             traceback.print_exc()

@@ -51,3 +51,27 @@ def test_each_subcommand_help_starts_with_what_it_does(name: str) -> None:
     assert description, shown.stdout
     assert not description.startswith(("positional", "options")), shown.stdout
     assert description.endswith("."), description
+
+
+def test_output_to_a_reader_that_went_away_ends_quietly() -> None:
+    """`scope-tool ... | head`: the reader closed the pipe; no error report, the shell's 141."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first byte is written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "scope_tool_cli", "token", "issue", "--for", "alice"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+            env={**os.environ, "SCOPE_TOOL_IDENTITY_SECRET": "s" * 32},
+        )
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    assert done.returncode == 141

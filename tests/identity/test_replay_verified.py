@@ -9,12 +9,11 @@ import json
 import uuid
 from typing import Any
 
+from helpers.replay import assert_replays
 from helpers.waiting import wait_for_phase, wait_until_async
-from temporalio.worker import Replayer
 
 from scope_tool import Principal, Request
-from workers import workflow_runner
-from workflows import DATA_CONVERTER, Phase, ToolCalls, ToolCallWorkflow
+from workflows import Phase, ToolCalls
 from workflows.identity import install_identity_secret, issue_token
 
 from .conftest import SECRET
@@ -41,17 +40,8 @@ async def test_a_verified_call_replays_with_any_secret_or_none(
     await handle.answer(True, identity_token=issue_token("ops", secret=SECRET, issuer="cli"))
     assert (await handle.result()).phase is Phase.COMPLETED
 
-    history = await handle.workflow_handle.fetch_history()
-    replayer = Replayer(
-        workflows=[ToolCallWorkflow],
-        data_converter=DATA_CONVERTER,
-        workflow_runner=workflow_runner(),
-    )
-    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
-    assert result.replay_failure is None, result.replay_failure
+    await assert_replays(handle)
     install_identity_secret("a-rotated-secret-nobody-signed-with")
-    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
-    assert result.replay_failure is None, result.replay_failure
+    await assert_replays(handle)
     install_identity_secret(None)
-    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
-    assert result.replay_failure is None, result.replay_failure
+    await assert_replays(handle)

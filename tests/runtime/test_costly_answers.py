@@ -16,16 +16,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from helpers.replay import assert_replays
 from helpers.waiting import wait_for_phase
 from temporalio.api.enums.v1 import EventType
-from temporalio.worker import Replayer
 
 from runtime.costly_tools import ANY_OF_DECIMALS, MULTIPLE_OF, RECURSIVE, REGISTRY
 from scope_tool import MAX_INPUT_BYTES, Request
 from scope_tool._schema_limits import MAX_NESTING
-from workers import build_worker, workflow_runner
+from workers import build_worker
 from workers._check_answer import check_answer_now
-from workflows import DATA_CONVERTER, AnswerRejectedError, Phase, ToolCalls, ToolCallWorkflow
+from workflows import AnswerRejectedError, Phase, ToolCalls
 from workflows._answer_check import MAX_REFUSAL_TEXT, ROUND_INPUT_LIMIT, WORKFLOW_CHECK_BYTES
 from workflows.wire import CheckAnswerInput
 
@@ -68,18 +68,6 @@ async def _failed_tasks(handle: Any) -> list[str]:
         for event in history.events
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
     ]
-
-
-async def _replays(handle: Any) -> None:
-    """The recorded history replays with today's workflow (async handlers stay deterministic)."""
-    history = await handle.workflow_handle.fetch_history()
-    replayer = Replayer(
-        workflows=[ToolCallWorkflow],
-        data_converter=DATA_CONVERTER,
-        workflow_runner=workflow_runner(),
-    )
-    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
-    assert result.replay_failure is None, result.replay_failure
 
 
 async def _accepted_updates(handle: Any) -> int:
@@ -126,7 +114,7 @@ async def test_costly_answer_by_update_gets_a_verdict_with_a_reason(
     assert outcome.phase is Phase.COMPLETED
     assert outcome.output.text() == f"took {len(GOOD)} bytes"
     assert await _failed_tasks(handle) == []
-    await _replays(handle)
+    await assert_replays(handle)
     print(
         f"\n{schema['items']}: refused in {refused_after:.2f} s, accepted in {accepted_after:.2f} s"
     )
@@ -156,7 +144,7 @@ async def test_costly_answer_by_signal_never_blocks_the_call(
     assert outcome.output.text() == f"took {len(GOOD)} bytes"
     assert [a.answered_by for a in (await handle.status()).answers] == ["alice"]
     assert await _failed_tasks(handle) == []
-    await _replays(handle)
+    await assert_replays(handle)
 
 
 async def test_cancel_works_while_a_costly_signal_is_checked(
@@ -169,7 +157,7 @@ async def test_cancel_works_while_a_costly_signal_is_checked(
     outcome = await asyncio.wait_for(handle.result(), PROMPT_SECONDS)
     assert outcome.phase is Phase.CANCELLED
     assert await _failed_tasks(handle) == []
-    await _replays(handle)
+    await assert_replays(handle)
 
 
 async def test_one_answer_wins_while_checks_are_in_flight(
@@ -200,7 +188,7 @@ async def test_one_answer_wins_while_checks_are_in_flight(
     assert outcome.rounds == 2
     assert len((await handle.status()).answers) == 1
     assert await _failed_tasks(handle) == []
-    await _replays(handle)
+    await assert_replays(handle)
 
 
 def _nested(depth: int, *, padded: bool) -> bytes:
@@ -245,7 +233,7 @@ async def test_one_depth_limit_for_validator_handler_and_activity(
     await handle.answer(at_limit)
     assert (await handle.result()).phase is Phase.COMPLETED
     assert await _failed_tasks(handle) == []
-    await _replays(handle)
+    await assert_replays(handle)
 
 
 async def test_refusal_records_stay_bounded_with_a_huge_schema(
@@ -279,7 +267,7 @@ async def test_refusal_records_stay_bounded_with_a_huge_schema(
     assert [r.message for r in closed.refused] == [r.message for r in status.refused]
     assert closed.refused_dropped == sent - 20
     assert await _failed_tasks(handle) == []
-    await _replays(handle)
+    await assert_replays(handle)
 
 
 async def test_answer_too_large_for_this_call_is_refused_naming_the_limit(
@@ -372,4 +360,4 @@ async def test_a_number_no_decimal_holds_is_refused_and_never_fails_a_task(
     outcome = await handle.result()
     assert outcome.phase is Phase.COMPLETED
     assert await _failed_tasks(handle) == []
-    await _replays(handle)
+    await assert_replays(handle)

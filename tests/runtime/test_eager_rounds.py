@@ -13,16 +13,16 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from helpers.replay import assert_replays
 from helpers.waiting import wait_for_phase, wait_until_async
 from temporalio.client import Client
-from temporalio.worker import Replayer
 
 from runtime.example_tools import CHANGED_REGISTRY, REGISTRY, ledger_lines
 from runtime.round_history import round_attempts
 from runtime.test_routing import OTHER
 from scope_tool import Request
-from workers import build_worker, workflow_runner
-from workflows import DATA_CONVERTER, Phase, ToolCalls, ToolCallWorkflow
+from workers import build_worker
+from workflows import DATA_CONVERTER, Phase, ToolCalls
 from workflows.wire import (
     CALL_TOOL_ACTIVITY,
     CALL_TOOL_HERE_ACTIVITY,
@@ -34,17 +34,6 @@ from workflows.wire import (
 
 def _attempts(found: list[Any]) -> list[tuple[int, str, str, str]]:
     return [(each.round, each.activity, each.task_queue, each.ended) for each in found]
-
-
-async def _replays(handle: Any) -> None:
-    history = await handle.workflow_handle.fetch_history()
-    replayer = Replayer(
-        workflows=[ToolCallWorkflow],
-        data_converter=DATA_CONVERTER,
-        workflow_runner=workflow_runner(),
-    )
-    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
-    assert result.replay_failure is None, result.replay_failure
 
 
 async def test_a_worker_serving_the_tool_runs_every_round_on_the_main_queue(
@@ -76,7 +65,7 @@ async def test_a_worker_serving_the_tool_runs_every_round_on_the_main_queue(
     assert _attempts(await round_attempts(echo)) == [
         (1, CALL_TOOL_HERE_ACTIVITY, task_queue, "completed")
     ]
-    await _replays(plan)
+    await assert_replays(plan)
 
 
 async def test_round_one_refused_by_a_worker_without_the_tool_runs_from_the_tool_queue(
@@ -106,7 +95,7 @@ async def test_round_one_refused_by_a_worker_without_the_tool_runs_from_the_tool
         (1, CALL_TOOL_HERE_ACTIVITY, task_queue, NOT_SERVED_HERE),
         (1, CALL_TOOL_ACTIVITY, tool_queue(task_queue, "echo"), "completed"),
     ]
-    await _replays(handle)
+    await assert_replays(handle)
 
 
 async def test_a_re_entry_refused_by_a_worker_without_the_contract_runs_from_its_queue(
@@ -161,7 +150,7 @@ async def test_a_re_entry_refused_by_a_worker_without_the_contract_runs_from_its
             (3, CALL_TOOL_ACTIVITY, old_queue, "completed"),
         ],
     )
-    await _replays(handle)
+    await assert_replays(handle)
 
 
 async def test_a_round_with_no_free_slot_on_the_main_queue_runs_from_the_tool_queue(
@@ -199,4 +188,4 @@ async def test_a_round_with_no_free_slot_on_the_main_queue_runs_from_the_tool_qu
         (1, CALL_TOOL_HERE_ACTIVITY, task_queue, "timed_out:TIMEOUT_TYPE_SCHEDULE_TO_START"),
         (1, CALL_TOOL_ACTIVITY, tool_queue(task_queue, "slow"), "completed"),
     ]
-    await _replays(second)
+    await assert_replays(second)

@@ -7,7 +7,6 @@ where people type them; each has a ``SCOPE_TOOL_*`` environment default.
 from __future__ import annotations
 
 import argparse
-import os
 from importlib.metadata import PackageNotFoundError, version
 
 from scope_tool_cli._codec_server import add_codec_server_parser
@@ -16,6 +15,7 @@ from scope_tool_cli._dev import EXAMPLE_TOOLS
 from scope_tool_cli._history import add_history_parser
 from scope_tool_cli._identity import add_token_parser
 from scope_tool_cli._mcp import add_mcp_arguments
+from workflows.settings import add_env_option
 
 __all__ = ["build_parser"]
 
@@ -97,9 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         help="also serve the tools to MCP clients at http://localhost:PORT/mcp",
     )
-    dev.add_argument(
+    add_env_option(
+        dev,
         "--data-dir",
-        default=os.environ.get("SCOPE_TOOL_DATA_DIR") or ".scope-tool",
+        "SCOPE_TOOL_DATA_DIR",
+        fallback=".scope-tool",
         help="project data folder: dev.db, logs, the example tools' files (%(default)s)",
     )
     dev.add_argument(
@@ -130,11 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
         " repeat to serve versions of it, newest first, so calls started on an old contract"
         " finish on it",
     )
-    worker.add_argument(
+    add_env_option(
+        worker,
         "--metrics",
-        default=os.environ.get("SCOPE_TOOL_METRICS") or None,
+        "SCOPE_TOOL_METRICS",
         metavar="HOST:PORT",
-        help="serve Prometheus metrics at http://HOST:PORT/metrics (env SCOPE_TOOL_METRICS)",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics",
     )
     add_connection_arguments(worker)
 
@@ -184,10 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     answer.add_argument("response", metavar="JSON", help="the answer, e.g. true or '{\"ok\":1}'")
     answer.add_argument("--by", help="who answers (recorded; default: your user name)")
     answer.add_argument("--request-id", help="answer only if this question is still pending")
-    answer.add_argument(
+    add_env_option(
+        answer,
         "--token",
-        default=os.environ.get("SCOPE_TOOL_IDENTITY_TOKEN") or None,
-        help="identity token from `scope-tool token issue` (env SCOPE_TOOL_IDENTITY_TOKEN)",
+        "SCOPE_TOOL_IDENTITY_TOKEN",
+        help="identity token from `scope-tool token issue`",
     )
     add_connection_arguments(answer)
 

@@ -7,12 +7,12 @@ inbox runs with). Give the person the token, or a link ``https://INBOX/?token=TO
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from datetime import timedelta
 
 from scope_tool_inbox.auth import mint_token
+from workflows.settings import add_env_option
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -21,10 +21,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     token = commands.add_parser("token", help="print a signed sign-in token for NAME")
     token.add_argument("name", help="the identity recorded as answered_by")
-    token.add_argument(
-        "--token-secret",
-        default=os.environ.get("SCOPE_TOOL_INBOX_TOKEN_SECRET") or None,
-        help="the inbox's secret (default: $SCOPE_TOOL_INBOX_TOKEN_SECRET)",
+    add_env_option(
+        token, "--token-secret", "SCOPE_TOOL_INBOX_TOKEN_SECRET", help="the inbox's secret"
     )
     token.add_argument(
         "--valid-hours", type=float, default=None, help="expire after this many hours"

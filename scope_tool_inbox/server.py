@@ -20,7 +20,7 @@ from scope_tool_inbox.auth import InboxAuth, InboxConfigError, is_loopback_host
 from scope_tool_inbox.hosts import AllowedHosts
 from workflows import ToolCalls
 from workflows.errors import SettingsError
-from workflows.settings import parse_flag
+from workflows.settings import add_env_option, parse_flag
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "add_arguments", "serve_inbox"]
 
@@ -39,37 +39,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ``dev_loopback``, ``allowed_hosts`` and ``web_ui_url``: exactly :func:`serve_inbox`'s
     keywords.
     """
-    environment = os.environ
-    parser.add_argument(
+    add_env_option(
+        parser,
         "--host",
-        default=environment.get("SCOPE_TOOL_INBOX_HOST", DEFAULT_HOST),
+        "SCOPE_TOOL_INBOX_HOST",
+        fallback=DEFAULT_HOST,
         help="address to listen on (%(default)s); anything but loopback needs authentication",
     )
-    parser.add_argument(
+    add_env_option(
+        parser,
         "--port",
+        "SCOPE_TOOL_INBOX_PORT",
         type=_port,  # also applied to the variable's text, when this command is parsed
-        default=environment.get("SCOPE_TOOL_INBOX_PORT") or DEFAULT_PORT,
-        help="port to listen on (%(default)s; also SCOPE_TOOL_INBOX_PORT)",
+        fallback=DEFAULT_PORT,
+        help="port to listen on (%(default)s)",
     )
-    parser.add_argument(
+    add_env_option(
+        parser,
         "--identity-header",
-        default=environment.get("SCOPE_TOOL_INBOX_IDENTITY_HEADER") or None,
+        "SCOPE_TOOL_INBOX_IDENTITY_HEADER",
         metavar="HEADER",
         help="trust this header for the person's identity, set by your reverse proxy after its "
         "login (e.g. X-Forwarded-User); only safe when the proxy is the only way in",
     )
-    parser.add_argument(
+    add_env_option(
+        parser,
         "--token-secret",
-        default=environment.get("SCOPE_TOOL_INBOX_TOKEN_SECRET") or None,
+        "SCOPE_TOOL_INBOX_TOKEN_SECRET",
         metavar="SECRET",
-        help="accept HMAC-signed tokens made with this secret (prefer the environment variable "
-        "SCOPE_TOOL_INBOX_TOKEN_SECRET, which other users cannot read from the process list)",
+        help="accept HMAC-signed tokens made with this secret (prefer the variable, which "
+        "other users cannot read from the process list)",
     )
-    parser.add_argument(
+    add_env_option(
+        parser,
         "--dev-loopback",
+        "SCOPE_TOOL_INBOX_DEV_LOOPBACK",
         action=_SwitchOn,
         type=_loopback_setting,
-        default=environment.get("SCOPE_TOOL_INBOX_DEV_LOOPBACK") or False,
+        fallback=False,
         help="no authentication, for your own machine: only on a loopback address; everyone is "
         "'dev' unless the URL says ?as=NAME",
     )
@@ -78,19 +85,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="allowed_hosts",
         action="append",
         type=_host_entry,
-        default=_split_names(environment.get("SCOPE_TOOL_INBOX_ALLOWED_HOSTS", "")),
+        default=_split_names(os.environ.get("SCOPE_TOOL_INBOX_ALLOWED_HOSTS", "")),
         metavar="NAME",
         help="a public name the inbox is reached by (repeatable; also "
         "SCOPE_TOOL_INBOX_ALLOWED_HOSTS=NAME,NAME): requests for any other host are refused, "
         "which stops DNS-rebinding pages; loopback names and the bound address are always allowed",
     )
-    parser.add_argument(
+    add_env_option(
+        parser,
         "--web-ui",
+        "SCOPE_TOOL_INBOX_WEB_UI",
         dest="web_ui_url",
-        default=environment.get("SCOPE_TOOL_INBOX_WEB_UI") or None,
         metavar="URL",
         help="the Temporal Web UI's address (e.g. http://localhost:8233); each call's page then "
-        "links to the call there (also SCOPE_TOOL_INBOX_WEB_UI)",
+        "links to the call there",
     )
 
 

@@ -21,6 +21,7 @@ from scope_tool_mcp._engine import connect_calls
 from scope_tool_mcp._server import McpOptions, build_server
 from scope_tool_mcp.errors import McpSettingsError
 from workflows import ToolCalls
+from workflows.settings import add_env_option
 
 __all__ = [
     "STATE_KEY_ENV",
@@ -45,10 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
     )
-    parser.add_argument(
+    add_env_option(
+        parser,
         "--inbox-url",
-        default=os.environ.get("SCOPE_TOOL_INBOX_URL") or None,
-        help="base URL of the web inbox, for URL-mode elicitation (env SCOPE_TOOL_INBOX_URL)",
+        "SCOPE_TOOL_INBOX_URL",
+        help="base URL of the web inbox, for URL-mode elicitation",
     )
     parser.add_argument(
         "--wait",

@@ -24,7 +24,7 @@ from workers._routes import ToolWorker
 from workers._worker import load_registry, run_worker
 from workers.telemetry import connect_options, shutdown_telemetry
 from workflows.identity import identity_secret_from_environment
-from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings
+from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings, add_env_option
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -47,11 +47,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="TOOL",
         help="a tool that may run again if its worker is lost mid-round (repeatable)",
     )
-    parser.add_argument(
+    add_env_option(
+        parser,
         "--metrics",
-        default=os.environ.get("SCOPE_TOOL_METRICS") or None,
+        "SCOPE_TOOL_METRICS",
         metavar="HOST:PORT",
-        help="serve Prometheus metrics at http://HOST:PORT/metrics (env SCOPE_TOOL_METRICS)",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics",
     )
     return parser.parse_args(argv)
 

@@ -11,6 +11,7 @@ Adding a setting is one field with its default; its variable follows from its na
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 import sys
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_TASK_QUEUE",
     "ENV_PREFIX",
     "Settings",
+    "add_env_option",
     "env_name",
     "parse_flag",
 ]
@@ -201,6 +203,30 @@ class Settings:
         return ToolCalls(
             await self.connect(), task_queue=self.task_queue, notify_allowed=self.notify_allowed
         )
+
+
+def add_env_option(
+    parser: argparse.ArgumentParser,
+    flag: str,
+    variable: str,
+    *,
+    help: str,
+    fallback: object = None,
+    **options: Any,
+) -> None:
+    """Add ``flag``, whose default is the text of ``variable`` (unset or empty: ``fallback``).
+
+    The help ends with ``(env VARIABLE)``, so every such option says where else it comes from.
+    The variable is read as text when the parser is built; an option whose value needs
+    converting passes ``type=``, which argparse applies to a text default only when the command
+    that has the option is the one run (a mistyped variable cannot break other commands).
+    """
+    parser.add_argument(
+        flag,
+        default=os.environ.get(variable) or fallback,
+        help=f"{help} (env {variable})",
+        **options,
+    )
 
 
 def env_name(field_name: str) -> str:

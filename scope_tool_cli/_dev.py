@@ -143,7 +143,7 @@ def _start_inbox(
 ) -> asyncio.Task[None] | str:
     """The inbox as a task, or the reason it is not available (the dev loop goes on without it)."""
     try:
-        from scope_tool_inbox import serve_inbox
+        from scope_tool_inbox import InboxOptions, serve_inbox
     except ImportError as error:
         from scope_tool_cli._serve import inbox_missing
 
@@ -151,7 +151,9 @@ def _start_inbox(
     if not port_is_free(ip, port):
         return f"not started: port {port} is in use (choose another with --inbox-port)"
     return asyncio.create_task(
-        serve_inbox(calls, host=ip, port=port, dev_loopback=True, web_ui_url=web_ui_url)
+        serve_inbox(
+            calls, InboxOptions(host=ip, port=port, dev_loopback=True, web_ui_url=web_ui_url)
+        )
     )
 
 

@@ -66,15 +66,12 @@ async def run_inbox(args: argparse.Namespace) -> int:
     """Serve the web inbox until Ctrl-C or SIGTERM; a bad setting is one line, exit code 2."""
     try:
         from scope_tool_cli._web_serving import serve_until_signalled
-        from scope_tool_inbox import InboxAuth, InboxConfigError, serve_inbox
+        from scope_tool_inbox import InboxConfigError, InboxOptions, serve_inbox
     except ImportError as error:
         raise CommandError(inbox_missing(error)) from None
+    options = InboxOptions.from_args(args)
     try:  # refuse an unsafe setting before connecting anywhere
-        InboxAuth(
-            identity_header=args.identity_header,
-            token_secret=args.token_secret,
-            dev_loopback=args.dev_loopback,
-        ).check_bind(args.host)
+        options.auth().check_bind(options.host)
     except InboxConfigError as error:
         raise CommandError.usage(error) from None
     calls = await connect(settings_from_args(args))
@@ -83,19 +80,7 @@ async def run_inbox(args: argparse.Namespace) -> int:
         print(f"inbox listening on http://{host}:{port} (Ctrl-C stops it)", flush=True)
 
     try:
-        stopped = await serve_until_signalled(
-            serve_inbox(
-                calls,
-                host=args.host,
-                port=args.port,
-                identity_header=args.identity_header,
-                token_secret=args.token_secret,
-                dev_loopback=args.dev_loopback,
-                allowed_hosts=args.allowed_hosts,
-                on_listening=listening,
-                web_ui_url=args.web_ui_url,
-            )
-        )
+        stopped = await serve_until_signalled(serve_inbox(calls, options, on_listening=listening))
     except InboxConfigError as error:
         raise CommandError.usage(error) from None
     except OSError as error:

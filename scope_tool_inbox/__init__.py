@@ -2,7 +2,7 @@
 
 The CLI wires it in (``scope-tool inbox``, ``scope-tool dev``) through three names:
 :func:`create_app` (the ASGI app), :func:`add_arguments` (its command-line options) and
-:func:`serve_inbox` (uvicorn until cancelled). :func:`mint_token` signs a person's token for
+:func:`serve_inbox` (uvicorn until cancelled, with the :class:`InboxOptions` parsed). :func:`mint_token` signs a person's token for
 an inbox started with a token secret (``python -m scope_tool_inbox token NAME``).
 """
 
@@ -15,13 +15,14 @@ from scope_tool_inbox.auth import (
     verify_token,
 )
 from scope_tool_inbox.hosts import AllowedHosts
-from scope_tool_inbox.server import add_arguments, serve_inbox
+from scope_tool_inbox.server import InboxOptions, add_arguments, serve_inbox
 
 __all__ = [
     "AllowedHosts",
     "AuthenticationError",
     "InboxAuth",
     "InboxConfigError",
+    "InboxOptions",
     "add_arguments",
     "create_app",
     "mint_token",

@@ -1,7 +1,8 @@
 """Serving the inbox: command-line options, the refusal to run open, and uvicorn until cancelled.
 
-The CLI (``scope-tool inbox``, ``scope-tool dev``) calls :func:`add_arguments` on its parser and
-:func:`serve_inbox` with the parsed values. Serving goes through the CLI's shared
+The CLI (``scope-tool inbox``, ``scope-tool dev``) calls :func:`add_arguments` on its parser,
+reads the parsed values with :meth:`InboxOptions.from_args`, and gives them to
+:func:`serve_inbox`. Serving goes through the CLI's shared
 ``scope_tool_cli._web_serving.AsgiServer``: a port in use is an ``OSError`` with the address in
 it, signal handling is left to the caller, and the inbox stops when its task is cancelled, after
 closing the socket and finishing requests in flight."""
@@ -12,6 +13,7 @@ import argparse
 import logging
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 from scope_tool_cli._web_serving import AsgiServer
@@ -22,7 +24,7 @@ from workflows import ToolCalls
 from workflows.errors import SettingsError
 from workflows.settings import add_env_option, parse_flag
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "add_arguments", "serve_inbox"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "InboxOptions", "add_arguments", "serve_inbox"]
 
 _log = logging.getLogger(__name__)
 
@@ -35,9 +37,7 @@ _SERVER = AsgiServer(name="the inbox", lifespan="off", graceful_seconds=5)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the inbox's options (each with a ``SCOPE_TOOL_INBOX_*`` environment default).
 
-    The parsed names are ``host``, ``port``, ``identity_header``, ``token_secret``,
-    ``dev_loopback``, ``allowed_hosts`` and ``web_ui_url``: exactly :func:`serve_inbox`'s
-    keywords.
+    The parsed names are exactly the fields of :class:`InboxOptions`.
     """
     add_env_option(
         parser,
@@ -102,6 +102,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InboxOptions:
+    """How the inbox is served: where it listens and whom it believes.
+
+    Attributes:
+        host: Address to listen on. Without ``identity_header`` or ``token_secret`` only a
+            loopback address is accepted (and only with ``dev_loopback``).
+        port: Port to listen on; ``0`` picks a free one (reported to ``on_listening``).
+        identity_header: Trusted header carrying the identity (set by a reverse proxy).
+        token_secret: Secret for signed tokens (see :func:`~scope_tool_inbox.mint_token`).
+        dev_loopback: Serve without authentication on a loopback address (identity ``dev``).
+        allowed_hosts: Public names the inbox is reached by; requests naming any other host
+            are refused (loopback names and ``host`` itself are always allowed; ``*`` turns the
+            check off, only with authentication).
+        web_ui_url: The Temporal Web UI's address; calls' pages link to the call there.
+    """
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    identity_header: str | None = None
+    token_secret: str | None = None
+    dev_loopback: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    web_ui_url: str | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> InboxOptions:
+        """The options :func:`add_arguments` parsed (its names are this class's fields)."""
+        values = {field.name: getattr(args, field.name) for field in fields(cls)}
+        values["allowed_hosts"] = tuple(values["allowed_hosts"])
+        return cls(**values)
+
+    def auth(self) -> InboxAuth:
+        """Who the inbox believes; :meth:`InboxAuth.check_bind` says whether ``host`` may serve.
+
+        Raises:
+            InboxConfigError: No authentication configured, or a token secret too short.
+        """
+        return InboxAuth(
+            identity_header=self.identity_header,
+            token_secret=self.token_secret,
+            dev_loopback=self.dev_loopback,
+        )
+
+
 class _SwitchOn(argparse.Action):
     """``store_true`` whose default may be a variable's text, read by ``type`` at parse time.
 
@@ -156,31 +201,16 @@ def _split_names(text: str) -> list[str]:
 
 async def serve_inbox(
     calls: ToolCalls,
+    options: InboxOptions,
     *,
-    host: str,
-    port: int,
-    identity_header: str | None = None,
-    token_secret: str | None = None,
-    dev_loopback: bool = False,
-    allowed_hosts: Sequence[str] = (),
     on_listening: Callable[[str, int], None] | None = None,
-    web_ui_url: str | None = None,
 ) -> None:
     """Serve the inbox until this coroutine is cancelled.
 
     Args:
         calls: The client facade the inbox reads and answers through.
-        host: Address to listen on. Without ``identity_header`` or ``token_secret`` only a
-            loopback address is accepted (and only with ``dev_loopback``).
-        port: Port to listen on; ``0`` picks a free one (reported to ``on_listening``).
-        identity_header: Trusted header carrying the identity (set by a reverse proxy).
-        token_secret: Secret for signed tokens (see :func:`~scope_tool_inbox.mint_token`).
-        dev_loopback: Serve without authentication on a loopback address (identity ``dev``).
-        allowed_hosts: Public names the inbox is reached by; requests naming any other host
-            are refused (loopback names and ``host`` itself are always allowed; ``*`` turns the
-            check off, only with authentication).
+        options: Where it listens and whom it believes.
         on_listening: Called with the bound host and port once connections are accepted.
-        web_ui_url: The Temporal Web UI's address; calls' pages link to the call there.
 
     Raises:
         InboxConfigError: No authentication configured, unauthenticated off loopback, an
@@ -188,20 +218,19 @@ async def serve_inbox(
             anything listens.
         OSError: The address cannot be bound (port in use, unknown host).
     """
-    auth = InboxAuth(
-        identity_header=identity_header, token_secret=token_secret, dev_loopback=dev_loopback
-    )
+    auth = options.auth()
+    host, port, web_ui_url = options.host, options.port, options.web_ui_url
     auth.check_bind(host)
-    if identity_header is not None and not is_loopback_host(host):
+    if options.identity_header is not None and not is_loopback_host(host):
         _log.warning(
             "the inbox trusts the %s header from anyone who can reach %s:%s; make sure only "
             "your reverse proxy can (or bind to 127.0.0.1 behind it)",
-            identity_header,
+            options.identity_header,
             host,
             port,
         )
-    hosts = AllowedHosts.parse(allowed_hosts, bind=host)
-    if hosts.any_address and not allowed_hosts:
+    hosts = AllowedHosts.parse(options.allowed_hosts, bind=host)
+    if hosts.any_address and not options.allowed_hosts:
         _log.warning(
             "the inbox listens on every address of this machine but answers only to IP "
             "addresses and localhost; give the names people use with --allowed-host NAME"

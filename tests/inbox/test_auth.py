@@ -15,6 +15,7 @@ from scope_tool_inbox import (
     AuthenticationError,
     InboxAuth,
     InboxConfigError,
+    InboxOptions,
     create_app,
     mint_token,
     serve_inbox,
@@ -180,9 +181,9 @@ async def test_serving_unauthenticated_off_loopback_is_refused_before_listening(
     calls: ToolCalls, host: str
 ) -> None:
     with pytest.raises(InboxConfigError, match="refusing to serve the inbox without"):
-        await serve_inbox(calls, host=host, port=0, dev_loopback=True)
+        await serve_inbox(calls, InboxOptions(host=host, port=0, dev_loopback=True))
     with pytest.raises(InboxConfigError, match="needs authentication"):
-        await serve_inbox(calls, host=host, port=0)
+        await serve_inbox(calls, InboxOptions(host=host, port=0))
 
 
 async def test_a_port_in_use_is_a_clear_os_error(calls: ToolCalls) -> None:
@@ -191,4 +192,4 @@ async def test_a_port_in_use_is_a_clear_os_error(calls: ToolCalls) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{port}"):
-            await serve_inbox(calls, host="127.0.0.1", port=port, dev_loopback=True)
+            await serve_inbox(calls, InboxOptions(host="127.0.0.1", port=port, dev_loopback=True))

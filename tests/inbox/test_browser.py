@@ -21,7 +21,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 
 from inbox.ask_tools import start_waiting, wait_for_phase
 from scope_tool import Request
-from scope_tool_inbox import mint_token, serve_inbox
+from scope_tool_inbox import InboxOptions, mint_token, serve_inbox
 from workflows import Phase, ToolCalls
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -64,9 +64,7 @@ async def inbox_url(calls: ToolCalls, worker: Any) -> AsyncIterator[str]:
     serving = asyncio.create_task(
         serve_inbox(
             calls,
-            host="127.0.0.1",
-            port=0,
-            token_secret=SECRET,
+            InboxOptions(host="127.0.0.1", port=0, token_secret=SECRET),
             on_listening=lambda _host, port: listening.set_result(port),
         )
     )

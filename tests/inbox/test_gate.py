@@ -23,7 +23,7 @@ import pytest
 
 from inbox.ask_tools import start_waiting
 from scope_tool import MAX_INPUT_BYTES
-from scope_tool_inbox import InboxAuth, create_app, serve_inbox
+from scope_tool_inbox import InboxAuth, InboxOptions, create_app, serve_inbox
 from scope_tool_inbox.gate import MAX_BODY_BYTES, MAX_FORM_FIELDS
 from workflows import Phase, ToolCalls
 
@@ -173,9 +173,7 @@ async def test_the_served_inbox_answers_413_while_the_client_is_still_sending(
     serving = asyncio.create_task(
         serve_inbox(
             calls,
-            host="127.0.0.1",
-            port=0,
-            dev_loopback=True,
+            InboxOptions(host="127.0.0.1", port=0, dev_loopback=True),
             on_listening=lambda _host, port: listening.set_result(port),
         )
     )

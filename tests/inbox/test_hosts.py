@@ -25,6 +25,7 @@ from scope_tool_inbox import (
     AllowedHosts,
     InboxAuth,
     InboxConfigError,
+    InboxOptions,
     add_arguments,
     create_app,
     serve_inbox,
@@ -209,10 +210,8 @@ async def _served(calls: ToolCalls, **options: Any) -> AsyncIterator[int]:
     serving = asyncio.create_task(
         serve_inbox(
             calls,
-            host="127.0.0.1",
-            port=0,
+            InboxOptions(host="127.0.0.1", port=0, **options),
             on_listening=lambda _host, port: listening.set_result(port),
-            **options,
         )
     )
     try:
@@ -256,7 +255,7 @@ async def test_the_served_dev_inbox_refuses_a_rebinding_page(calls: ToolCalls, w
 async def test_the_served_inbox_answers_to_configured_public_names(calls: ToolCalls) -> None:
     secret = "a-test-secret-of-enough-bytes"
     async with (
-        _served(calls, token_secret=secret, allowed_hosts=["inbox.example.com"]) as port,
+        _served(calls, token_secret=secret, allowed_hosts=("inbox.example.com",)) as port,
         httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http,
     ):
         public = await http.get("/", headers={"Host": "inbox.example.com"})
@@ -264,5 +263,5 @@ async def test_the_served_inbox_answers_to_configured_public_names(calls: ToolCa
         other = await http.get("/", headers={"Host": "other.example.com"})
         assert other.status_code == 400
     with pytest.raises(InboxConfigError, match="DNS rebinding"):
-        async with _served(calls, dev_loopback=True, allowed_hosts=["*"]):
+        async with _served(calls, dev_loopback=True, allowed_hosts=("*",)):
             pass

@@ -20,8 +20,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from workers._routes import ToolWorker
-from workers._worker import load_registry, run_worker
+from workers._worker import build_worker, load_registry
 from workers.telemetry import connect_options, shutdown_telemetry
 from workflows.identity import identity_secret_from_environment
 from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings, add_env_option
@@ -73,24 +72,22 @@ async def _serve(args: argparse.Namespace) -> None:
         loop.add_signal_handler(each, stop.set)
     names = sorted({d.name for registry in registries for d in registry.definitions()})
 
-    def ready(worker: ToolWorker) -> None:
+    worker = build_worker(
+        client,
+        registries,
+        task_queue=settings.task_queue,
+        retry_safe=args.retry_safe,
+        notify_secret=settings.notify_secret,
+        notify_allowed=settings.notify_allowed,
+    )
+    async with worker:  # polling from here; leaving drains the work in flight
         print(
             f"worker ready: task queue {settings.task_queue!r} on {settings.address}"
             f" ({len(names)} tools: {', '.join(names)}; {len(worker.queues)} queues)",
             file=sys.stderr,
             flush=True,
         )
-
-    await run_worker(
-        client,
-        registries,
-        task_queue=settings.task_queue,
-        retry_safe=args.retry_safe,
-        stop=stop,
-        on_ready=ready,
-        notify_secret=settings.notify_secret,
-        notify_allowed=settings.notify_allowed,
-    )
+        await stop.wait()
     shutdown_telemetry()
     print("worker stopped", file=sys.stderr, flush=True)
 

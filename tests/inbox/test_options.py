@@ -12,7 +12,7 @@ import argparse
 import pytest
 
 from scope_tool_cli._parser import build_parser
-from scope_tool_inbox import add_arguments
+from scope_tool_inbox import InboxOptions, add_arguments
 from scope_tool_inbox.server import DEFAULT_PORT
 
 
@@ -73,3 +73,29 @@ def test_a_mistyped_variable_fails_only_the_inbox_with_its_name(
     error = capsys.readouterr().err
     assert said in error
     assert "Traceback" not in error
+
+
+def test_the_parsed_flags_are_the_inbox_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HOST", "PORT", "IDENTITY_HEADER", "TOKEN_SECRET", "ALLOWED_HOSTS", "WEB_UI"):
+        monkeypatch.delenv(f"SCOPE_TOOL_INBOX_{name}", raising=False)
+    monkeypatch.setenv("SCOPE_TOOL_INBOX_HOST", "")  # empty: unset, as every setting
+    monkeypatch.setenv("SCOPE_TOOL_INBOX_WEB_UI", "http://localhost:8233")
+    args = _inbox_parser().parse_args(
+        ["--port", "0", "--token-secret", "s" * 32, "--allowed-host", "inbox.example.com"]
+    )
+    assert InboxOptions.from_args(args) == InboxOptions(
+        host="127.0.0.1",
+        port=0,
+        token_secret="s" * 32,
+        allowed_hosts=("inbox.example.com",),
+        web_ui_url="http://localhost:8233",
+    )
+    assert InboxOptions.from_args(_inbox_parser().parse_args([])) == InboxOptions(
+        web_ui_url="http://localhost:8233"
+    )
+
+
+def test_every_option_with_a_variable_names_it_in_its_help() -> None:
+    text = _inbox_parser().format_help().replace("\n", " ")
+    for name in ("HOST", "PORT", "IDENTITY_HEADER", "TOKEN_SECRET", "DEV_LOOPBACK", "WEB_UI"):
+        assert f"(env SCOPE_TOOL_INBOX_{name})" in " ".join(text.split()), name

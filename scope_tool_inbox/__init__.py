@@ -1,8 +1,9 @@
 """The web inbox: people see the calls waiting for them and answer with a generated form.
 
-The CLI wires it in (``scope-tool inbox``, ``scope-tool dev``) through three names:
-:func:`create_app` (the ASGI app), :func:`add_arguments` (its command-line options) and
-:func:`serve_inbox` (uvicorn until cancelled, with the :class:`InboxOptions` parsed). :func:`mint_token` signs a person's token for
+The CLI wires it in (``scope-tool inbox``, ``scope-tool dev``) through four names:
+:func:`create_app` (the ASGI app), :func:`add_arguments` (its command-line options),
+:class:`InboxOptions` (what those options say: address, authentication, allowed hosts) and
+:func:`serve_inbox` (uvicorn until cancelled). :func:`mint_token` signs a person's token for
 an inbox started with a token secret (``python -m scope_tool_inbox token NAME``).
 """
 

@@ -146,10 +146,25 @@ async def start_at_first_stop(
         # No update-with-start on this server: start and poll.
     else:
         return calls.get(call.call_id), status
+    finally:
+        _settle_start(operation)
     handle = await start()
     if timed_out:
         return handle, await handle.status()
     return handle, await wait_for_stop(handle, max_wait=max_wait)
+
+
+def _settle_start(operation: WithStartWorkflowOperation[Any, CallOutcome]) -> None:
+    """Retrieve the start handle's failure, if the update left one there.
+
+    When the update fails before the server confirms the start (cancelled at ``max_wait``,
+    "already started" on attach, an RPC error), the SDK fails the operation's start handle
+    with the same error. Nothing else awaits that handle, so asyncio would log "Future
+    exception was never retrieved", with a traceback, whenever it is collected.
+    """
+    started = getattr(operation, "_workflow_handle", None)
+    if isinstance(started, asyncio.Future) and started.done() and not started.cancelled():
+        started.exception()
 
 
 def refused_start(call_id: str, tool: str, err: RPCError) -> ValueError:

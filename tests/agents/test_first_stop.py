@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import uuid
 from datetime import timedelta
@@ -110,6 +111,35 @@ async def test_max_wait_returns_a_running_call(calls: ToolCalls, worker: Any):
     )
     assert status.phase is Phase.RUNNING
     assert (await handle.result()).phase is Phase.COMPLETED
+
+
+async def test_a_timed_out_or_attached_first_stop_leaves_no_unretrieved_exception(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+):
+    # The update-with-start's own start handle fails with the update (cancelled at max_wait,
+    # or "already started" on attach); nobody else awaits it, so asyncio would log "Future
+    # exception was never retrieved" with a traceback whenever it is collected.
+    loop = asyncio.get_running_loop()
+    gc.collect()
+    reported: list[dict[str, Any]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        timed_out_id = f"fs-{uuid.uuid4()}"
+        handle, status = await calls.start_and_wait(
+            sleep(2, "slow"), call_id=timed_out_id, max_wait=timedelta(seconds=0.3)
+        )
+        assert status.phase is Phase.RUNNING
+        assert (await handle.result()).phase is Phase.COMPLETED
+        attached, finished = await calls.start_and_wait(sleep(2, "slow"), call_id=timed_out_id)
+        assert attached.attached
+        assert finished.phase is Phase.COMPLETED
+        del handle, attached
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(previous)
+    assert [context.get("message") for context in reported] == []
 
 
 async def test_bad_input_is_refused_before_anything_starts(calls: ToolCalls, worker: Any):

@@ -34,12 +34,20 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
-from pydantic_ai import RunContext
-from pydantic_ai.exceptions import CallDeferred, ToolFailed
-from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDefinition
-from pydantic_ai.toolsets import AbstractToolset
-from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
+
+try:
+    from pydantic_ai import RunContext
+    from pydantic_ai.exceptions import CallDeferred, ToolFailed
+    from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDefinition
+    from pydantic_ai.toolsets import AbstractToolset
+    from pydantic_ai.toolsets.abstract import ToolsetTool
+except ImportError as _missing:
+    raise ImportError(
+        f"scope_tool_agents.pydantic_ai needs Pydantic AI ({_missing}); install it with:"
+        " pip install 'scope-tool[pydantic-ai]'",
+        name=_missing.name,
+    ) from _missing
 
 from scope_tool import Definition, Principal, Registry, Request
 from scope_tool_agents._results import ModelResult, model_result

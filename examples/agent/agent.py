@@ -31,21 +31,28 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
-from pydantic_ai import Agent
-from pydantic_ai.exceptions import UserError
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelMessagesTypeAdapter,
-    ModelRequest,
-    ModelResponse,
-    RetryPromptPart,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
-from pydantic_ai.models import Model
-from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.tools import DeferredToolRequests
+
+try:
+    from pydantic_ai import Agent
+    from pydantic_ai.exceptions import UserError
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelMessagesTypeAdapter,
+        ModelRequest,
+        ModelResponse,
+        RetryPromptPart,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+    from pydantic_ai.models import Model
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.tools import DeferredToolRequests
+except ImportError as missing:
+    raise SystemExit(
+        f"this example needs Pydantic AI ({missing}): run `make setup`,"
+        " or pip install 'scope-tool[pydantic-ai]'"
+    ) from None
 
 from examples.agent.tools import registry
 from scope_tool_agents.pydantic_ai import ScopeToolset, deferred_results

@@ -30,3 +30,53 @@ def test_importing_the_package_loads_no_agent_framework_and_no_workflow_code():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+# An interpreter where Pydantic AI is not installed (the core and a worker install without it).
+_WITHOUT_PYDANTIC_AI = """
+import sys
+
+class _NoPydanticAI:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "pydantic_ai":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NoPydanticAI())
+"""
+
+
+def _without_pydantic_ai(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _WITHOUT_PYDANTIC_AI + code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_without_the_extra_the_toolset_module_says_how_to_install_it():
+    done = _without_pydantic_ai(
+        "try:\n"
+        "    import scope_tool_agents.pydantic_ai\n"
+        "except ImportError as error:\n"
+        "    print(type(error).__name__, error.name, error, sep='|')\n"
+    )
+    assert done.returncode == 0, done.stderr
+    kind, name, message = done.stdout.strip().split("|")
+    assert (kind, name) == ("ImportError", "pydantic_ai")
+    assert message.startswith("scope_tool_agents.pydantic_ai needs Pydantic AI")
+    assert message.endswith("pip install 'scope-tool[pydantic-ai]'")
+
+
+def test_without_the_extra_the_example_agent_says_how_to_install_it():
+    done = _without_pydantic_ai(
+        "sys.argv = ['agent', 'run', 'write hi to notes.txt']\n"
+        "import runpy\n"
+        "runpy.run_module('examples.agent.agent', run_name='__main__')\n"
+    )
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stderr
+    assert "this example needs Pydantic AI" in done.stderr
+    assert "make setup" in done.stderr

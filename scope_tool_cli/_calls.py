@@ -27,7 +27,7 @@ from scope_tool_cli._render import (
     render_outcome,
     render_status,
     render_table,
-    schema_text,
+    schema_refusal_details,
     status_to_json,
 )
 from scope_tool_cli._tools import require_served
@@ -343,16 +343,12 @@ async def run_answer(args: argparse.Namespace) -> int:
 
 
 async def _schema_details(handle: ToolCallHandle) -> str:
-    """The pending question's schema, shown under a schema refusal (best effort)."""
+    """How a right answer looks, shown under a schema refusal (best effort)."""
     try:
         status = await handle.status()
     except Exception:
         return ""
-    if status.pending is None:
-        return ""
-    return (
-        f"the answer must satisfy this JSON Schema:\n{schema_text(status.pending.response_schema)}"
-    )
+    return schema_refusal_details(status)
 
 
 def _default_identity() -> str | None:

@@ -16,7 +16,13 @@ from workflows import json_value, read_approval, read_prompt
 
 if TYPE_CHECKING:
     from scope_tool import Output
-    from workflows import AnswerRejectedError, CallOutcome, CallStatus, PendingInput
+    from workflows import (
+        AnswerRejectedError,
+        ApprovalQuestion,
+        CallOutcome,
+        CallStatus,
+        PendingInput,
+    )
 
 __all__ = [
     "answer_hint",
@@ -28,6 +34,7 @@ __all__ = [
     "render_outcome",
     "render_status",
     "render_table",
+    "schema_refusal_details",
     "schema_text",
     "status_to_json",
 ]
@@ -171,13 +178,7 @@ def render_status(status: CallStatus) -> str:
         if status.allowed_answerers:
             rows.append(("who may answer", ", ".join(status.allowed_answerers)))
         if approval is not None:
-            for decision, example in zip(
-                approval.decisions, approval.answer_examples(), strict=True
-            ):
-                token = " --token TOKEN" if status.require_verified else ""
-                rows.append(
-                    (f"to {decision}", f"scope-tool answer {status.call_id} '{example}'{token}")
-                )
+            rows += _decision_rows(status, approval)
         else:
             hint = answer_hint(
                 status.call_id, pending.response_schema, verified=status.require_verified
@@ -203,6 +204,33 @@ def render_status(status: CallStatus) -> str:
             value = value.replace("\n", "\n" + " " * (width + 2))
         lines.append(f"{label.ljust(width)}  {value}")
     return "\n".join(lines)
+
+
+def _decision_rows(status: CallStatus, approval: ApprovalQuestion) -> list[tuple[str, str]]:
+    """One ``to DECISION`` row a decision, with the command that answers it."""
+    token = " --token TOKEN" if status.require_verified else ""
+    return [
+        (f"to {decision}", f"scope-tool answer {status.call_id} '{example}'{token}")
+        for decision, example in zip(approval.decisions, approval.answer_examples(), strict=True)
+    ]
+
+
+def schema_refusal_details(status: CallStatus) -> str:
+    """What to show under an answer the schema refused: how a right answer looks.
+
+    An approval question gets its decisions as commands (its schema is long and says the same
+    thing less plainly); any other question gets its JSON Schema.
+    """
+    pending = status.pending
+    if pending is None:
+        return ""
+    approval = read_approval(pending.prompt, pending.response_schema)
+    if approval is None:
+        return f"the answer must satisfy this JSON Schema:\n{schema_text(pending.response_schema)}"
+    rows = _decision_rows(status, approval)
+    width = max(len(label) for label, _ in rows)
+    lines = [f"{label.ljust(width)}  {value}" for label, value in rows]
+    return "an answer is one of these decisions:\n" + "\n".join(lines)
 
 
 def _outcome_rows(outcome: CallOutcome) -> list[tuple[str, str]]:

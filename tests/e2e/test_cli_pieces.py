@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from pydantic import BaseModel
 
+from scope_tool import Func, Request, bind, require_approval
 from scope_tool_cli._connection import settings_from_args
 from scope_tool_cli._dev import waiting_calls_url
 from scope_tool_cli._dev_server import SEARCH_ATTRIBUTES, DevLock, DevServerSettings
@@ -23,6 +26,7 @@ from scope_tool_cli._render import (
     prompt_text,
     render_status,
     render_table,
+    schema_refusal_details,
     status_to_json,
 )
 from workflows import CallStatus, PendingInput, Phase
@@ -89,6 +93,50 @@ def test_status_names_who_may_answer_only_when_restricted() -> None:
     anyone = _waiting(())
     assert "who may answer" not in render_status(anyone)
     assert status_to_json(anyone)["allowed_answerers"] == []
+
+
+def test_a_refused_non_approval_answer_shows_the_schema() -> None:
+    details = schema_refusal_details(_waiting(()))
+    assert details.splitlines()[0] == "the answer must satisfy this JSON Schema:"
+    assert json.loads(details.split("\n", 1)[1]) == {"type": "boolean"}
+
+
+class Person(BaseModel):
+    name: str
+
+
+async def test_a_refused_approval_answer_shows_the_decisions_not_the_schema() -> None:
+    def greet(person: Person) -> str:
+        return f"hello {person.name}"
+
+    binding = bind(require_approval(Func(greet, name="greet")))
+    result = await binding.call(
+        binding.contract.prepare(Request(name="greet", arguments='{"name": "Ada"}'))
+    )
+    asked = result.input_request
+    assert asked is not None
+    status = replace(
+        _waiting(()),
+        pending=PendingInput(
+            request_id="c1/r1",
+            prompt=asked.prompt,
+            response_schema=asked.response_schema,
+            asked_at=datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),
+        ),
+    )
+    lines = schema_refusal_details(status).splitlines()
+    assert lines[0] == "an answer is one of these decisions:"
+    assert [line.split()[:2] for line in lines[1:]] == [
+        ["to", "approve"],
+        ["to", "deny"],
+        ["to", "edit"],
+    ]
+    assert 'scope-tool answer c1 \'{"decision":"approve"}\'' in lines[1]
+    # The same commands the status page shows, each answer one the schema accepts.
+    shown = render_status(status)
+    for line in lines[1:]:
+        assert line.split(maxsplit=2)[2] in shown
+        asked.continuation(line.split("'")[1])
 
 
 def test_waiting_calls_url_carries_the_phase_query() -> None:

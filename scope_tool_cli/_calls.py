@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import getpass
 import json
+import sys
 import time
 import uuid
 from typing import TYPE_CHECKING
@@ -62,6 +63,33 @@ def _parse_json(text: str, what: str) -> bytes:
     return raw
 
 
+def _text_argument(text: str, what: str) -> str:
+    """The argument itself, or standard input when it is ``-`` (JSON too long or awkward to quote).
+
+    A document past the protocol's input limit is refused here, with its size, before
+    anything is sent; it is counted, not kept, so a mistaken pipe cannot fill the memory.
+    """
+    if text != "-":
+        return text
+    from scope_tool import MAX_INPUT_BYTES
+
+    stream = sys.stdin.buffer
+    raw = stream.read(MAX_INPUT_BYTES + 1)
+    if len(raw) > MAX_INPUT_BYTES:
+        size = len(raw) + sum(len(chunk) for chunk in iter(lambda: stream.read(1 << 16), b""))
+        raise CommandError(
+            f"{what} from standard input is {size} bytes; the limit is {MAX_INPUT_BYTES}",
+            exit_code=EXIT_USAGE,
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CommandError(
+            f"{what} from standard input is not UTF-8 ({error.reason} at byte {error.start})",
+            exit_code=EXIT_USAGE,
+        ) from None
+
+
 async def _status(handle: ToolCallHandle, call_id: str) -> CallStatus:
     from workflows import CallNotFoundError
 
@@ -88,7 +116,7 @@ async def run_call(args: argparse.Namespace) -> int:
     from scope_tool import Request
     from workflows import CallConflictError
 
-    arguments = args.arguments.strip()
+    arguments = _text_argument(args.arguments, "ARGS").strip()
     if arguments:
         _parse_json(arguments, "ARGS")
     if args.timeout is not None and args.timeout <= 0:
@@ -315,7 +343,7 @@ async def run_answer(args: argparse.Namespace) -> int:
     from workflows import AnswerRejectedError, CallNotFoundError, RefusalReason, encode_answer
 
     try:
-        response = encode_answer(args.response, call_id=args.call_id)
+        response = encode_answer(_text_argument(args.response, "JSON"), call_id=args.call_id)
     except AnswerRejectedError as refusal:
         raise CommandError(refusal_line(refusal), exit_code=EXIT_USAGE) from None
     calls = await connect(settings_from_args(args))

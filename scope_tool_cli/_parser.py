@@ -143,7 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     call = _command(commands, "call", "start a tool call (start-or-attach by --id)")
     call.add_argument("name", help="tool name, e.g. write_file")
-    call.add_argument("arguments", nargs="?", default="", help="arguments as JSON ('{}' if none)")
+    call.add_argument(
+        "arguments",
+        nargs="?",
+        default="",
+        help="arguments as JSON ('{}' if none; - reads them from standard input)",
+    )
     call.add_argument("--id", help="call id (default: NAME-<random>); reusing one attaches")
     call.add_argument("--wait", action="store_true", help="follow the call until it ends")
     call.add_argument("--timeout", type=_seconds, help="with --wait: give up after SECONDS")
@@ -184,7 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     answer = _command(commands, "answer", "answer the question a call is waiting on")
     answer.add_argument("call_id", metavar="ID")
-    answer.add_argument("response", metavar="JSON", help="the answer, e.g. true or '{\"ok\":1}'")
+    answer.add_argument(
+        "response",
+        metavar="JSON",
+        help="the answer, e.g. true or '{\"ok\":1}' (- reads it from standard input)",
+    )
     answer.add_argument("--by", help="who answers (recorded; default: your user name)")
     answer.add_argument("--request-id", help="answer only if this question is still pending")
     add_env_option(

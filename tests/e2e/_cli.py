@@ -45,21 +45,29 @@ class CliRun:
 
 
 def run_cli(
-    *args: str, address: str | None = None, timeout: float = 60.0, env: dict[str, str] | None = None
+    *args: str,
+    address: str | None = None,
+    timeout: float = 60.0,
+    env: dict[str, str] | None = None,
+    stdin: bytes = b"",
 ) -> CliRun:
-    """Run one ``scope-tool`` command to completion."""
+    """Run one ``scope-tool`` command to completion, ``stdin`` as its standard input."""
     environment = dict(os.environ if env is None else env)
     if address is not None:
         environment["SCOPE_TOOL_ADDRESS"] = address
     done = subprocess.run(
         cli_command(*args),
+        input=stdin,
         capture_output=True,
-        text=True,
         timeout=timeout,
         env=environment,
         check=False,
     )
-    return CliRun(code=done.returncode, stdout=done.stdout, stderr=done.stderr)
+    return CliRun(
+        code=done.returncode,
+        stdout=done.stdout.decode("utf-8", "replace"),
+        stderr=done.stderr.decode("utf-8", "replace"),
+    )
 
 
 def pid_is_gone(pid: int) -> bool:
@@ -172,9 +180,9 @@ def start_dev(data_dir: Path, *extra: str, port: int | None = None) -> DevProces
     )
 
 
-def cli(dev: DevProcess, *args: str, timeout: float = 60.0) -> CliRun:
+def cli(dev: DevProcess, *args: str, timeout: float = 60.0, stdin: bytes = b"") -> CliRun:
     """Run a command against ``dev`` (address from the environment, as users set it)."""
-    return run_cli(*args, address=dev.address, timeout=timeout)
+    return run_cli(*args, address=dev.address, timeout=timeout, stdin=stdin)
 
 
 def assert_user_error(result: CliRun, *, code: int, contains: str) -> None:

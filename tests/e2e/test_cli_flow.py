@@ -165,6 +165,42 @@ def test_add_completes_in_one_round(dev_session: DevProcess) -> None:
     assert re.search(r"^output +5$", waited.stdout, re.MULTILINE), waited.stdout
 
 
+def test_arguments_and_answers_read_from_standard_input(dev_session: DevProcess) -> None:
+    # Content with quotes and newlines, awkward to put in a shell argument.
+    content = "line \"one\"\nline 'two'\n"
+    call_id = _unique("stdin")
+    arguments = json.dumps({"path": "stdin.txt", "content": content}).encode()
+    started = cli(dev_session, "call", "write_file", "-", "--id", call_id, stdin=arguments)
+    assert started.code == 0, started
+    _wait_until_pending(dev_session, call_id)
+    wrong = cli(dev_session, "answer", call_id, "-", stdin=b'"yes"\n')
+    assert_user_error(wrong, code=1, contains='answer refused (schema): at (root): "yes"')
+    right = cli(dev_session, "answer", call_id, "-", stdin=b"true\n")
+    assert right.code == 0, right
+    result = cli(dev_session, "result", call_id, "--wait")
+    assert f"call {call_id}: COMPLETED" in result.stdout, result
+    assert (dev_session.data_dir / "files" / "stdin.txt").read_text() == content
+
+
+def test_unreadable_standard_input_is_refused_before_anything_starts(
+    dev_session: DevProcess,
+) -> None:
+    call_id = _unique("stdin-bad")
+    too_large = b'{"a": 1, "b": "' + b"x" * (1 << 20) + b'"}'
+    big = cli(dev_session, "call", "add", "-", "--id", call_id, stdin=too_large)
+    assert_user_error(
+        big, code=2, contains=f"ARGS from standard input is {len(too_large)} bytes; the limit is"
+    )
+    not_utf8 = cli(dev_session, "call", "add", "-", "--id", call_id, stdin=b'{"a": "\xff"}')
+    assert_user_error(
+        not_utf8, code=2, contains="ARGS from standard input is not UTF-8 (invalid start byte"
+    )
+    answer = cli(dev_session, "answer", call_id, "-", stdin=b"\xfe")
+    assert_user_error(answer, code=2, contains="JSON from standard input is not UTF-8")
+    missing = cli(dev_session, "status", call_id)
+    assert_user_error(missing, code=1, contains=f"no call with id {call_id!r}")
+
+
 def test_cancel_a_waiting_call(dev_session: DevProcess) -> None:
     call_id = _unique("cancel")
     arguments = json.dumps({"path": "cancelled.txt", "content": "x"})

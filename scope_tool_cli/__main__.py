@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import os
 import sys
 import traceback
@@ -79,7 +80,28 @@ def _discard_stdout() -> None:
         pass
 
 
+def _unknown_command(argv: Sequence[str]) -> str | None:
+    """Why the first word is not a command, with the nearest one; ``None`` when it is one.
+
+    argparse would print its usage and every command name; a typo deserves the one it missed.
+    """
+    if not argv or argv[0].startswith("-"):
+        return None
+    word = argv[0]
+    names = sorted([*_COMMANDS, "worker"])
+    if word in names:
+        return None
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    if close:
+        return f"unknown command {word!r}; did you mean {close[0]!r}? (scope-tool --help)"
+    return f"unknown command {word!r}; the commands are {', '.join(names)}"
+
+
 def _run(argv: Sequence[str] | None) -> int:
+    unknown = _unknown_command(sys.argv[1:] if argv is None else argv)
+    if unknown is not None:
+        _fail(unknown)
+        return EXIT_USAGE
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_request:

@@ -75,3 +75,17 @@ def test_output_to_a_reader_that_went_away_ends_quietly() -> None:
         os.close(write_end)
     assert done.stderr == ""
     assert done.returncode == 141
+
+
+def test_a_mistyped_command_names_the_nearest_one() -> None:
+    typo = run_cli("resutl", "some-call")
+    assert typo.code == 2, typo
+    assert typo.stderr.splitlines() == [
+        "scope-tool: error: unknown command 'resutl'; did you mean 'result'? (scope-tool --help)"
+    ]
+    unknown = run_cli("frobnicate")
+    assert unknown.code == 2, unknown
+    listed = unknown.stderr.strip().removeprefix(
+        "scope-tool: error: unknown command 'frobnicate'; the commands are "
+    )
+    assert listed.split(", ") == sorted(_subcommands())

@@ -60,7 +60,10 @@ class DedicatedDevServer:
         return f"127.0.0.1:{self.port}"
 
     def start(self, *, ready_within: float = 30.0) -> None:
-        """Start (or restart) the server and wait until its frontend accepts connections.
+        """Start (or restart) the server and wait until its frontend reports SERVING.
+
+        An open port is not enough: for a moment after it opens, the frontend refuses clients
+        with "Frontend is not healthy yet", and ``Client.connect`` fails instead of retrying.
 
         Raises:
             RuntimeError: the server exited or never opened its port; the log tail says why.
@@ -100,11 +103,28 @@ class DedicatedDevServer:
                 raise RuntimeError(
                     f"dev server exited with {self.process.returncode}: {self._log_tail()}"
                 )
-            if _port_open(self.port):
+            if _port_open(self.port) and self._serving():
                 return
             time.sleep(0.1)
         self.kill()
-        raise RuntimeError(f"dev server did not open port {self.port}: {self._log_tail()}")
+        raise RuntimeError(
+            f"dev server on port {self.port} was not SERVING within {ready_within:g} s:"
+            f" {self._log_tail()}"
+        )
+
+    def _serving(self) -> bool:
+        """The frontend's own health check (``temporal operator cluster health``) says SERVING."""
+        try:
+            health = subprocess.run(
+                [str(temporal_cli()), "operator", "cluster", "health", "--address", self.address],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return False
+        return health.returncode == 0 and "SERVING" in health.stdout
 
     def kill(self) -> None:
         """SIGKILL the whole process group: no shutdown hook, no flush, like a power cut."""

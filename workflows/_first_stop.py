@@ -161,6 +161,10 @@ def _settle_start(operation: WithStartWorkflowOperation[Any, CallOutcome]) -> No
     "already started" on attach, an RPC error), the SDK fails the operation's start handle
     with the same error. Nothing else awaits that handle, so asyncio would log "Future
     exception was never retrieved", with a traceback, whenever it is collected.
+
+    temporalio offers only ``await operation.workflow_handle()``, which would wait forever on
+    a start that was never attempted, so this reads the handle's future when it is done. If a
+    later SDK renames it, this does nothing and the test of the timed-out first stop fails.
     """
     started = getattr(operation, "_workflow_handle", None)
     if isinstance(started, asyncio.Future) and started.done() and not started.cancelled():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from helpers.imports import without_packages
+
 import scope_tool_agents
 
 # The public names in `__all__`'s order: types, then functions, each group sorted.
@@ -33,17 +35,7 @@ def test_importing_the_package_loads_no_agent_framework_and_no_workflow_code():
 
 
 # An interpreter where Pydantic AI is not installed (the core and a worker install without it).
-_WITHOUT_PYDANTIC_AI = """
-import sys
-
-class _NoPydanticAI:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "pydantic_ai":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-sys.meta_path.insert(0, _NoPydanticAI())
-"""
+_WITHOUT_PYDANTIC_AI = without_packages("pydantic_ai")
 
 
 def _without_pydantic_ai(code: str) -> subprocess.CompletedProcess[str]:

@@ -16,6 +16,8 @@ import time
 import urllib.request
 import uuid
 
+from helpers.imports import without_packages
+
 from ._cli import DevProcess, assert_user_error, cli, cli_command, free_port, run_cli
 
 
@@ -86,17 +88,9 @@ def test_inbox_refuses_to_run_open_off_loopback(dev_session: DevProcess) -> None
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
-_WITHOUT_WEB_STACK = """
-import sys
-
-class _NoWebStack:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("starlette", "uvicorn", "jinja2", "multipart", "python_multipart"):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-sys.meta_path.insert(0, _NoWebStack())
-"""
+_WITHOUT_WEB_STACK = without_packages(
+    "starlette", "uvicorn", "jinja2", "multipart", "python_multipart"
+)
 
 
 def test_without_the_inbox_extra_the_worker_loads_and_inbox_says_how_to_install() -> None:

@@ -5,6 +5,8 @@ the answers accepted so far and returns a verdict; it never changes state. The u
 raises the refusal so a bad answer never reaches history; the signal records it and keeps
 waiting. An exact repeat of an accepted answer (same request id, same JSON text) is accepted as
 a duplicate, so a client that retries after a lost reply never starts a second round.
+An answer whose text was sent ahead by signal (``AnswerInput.response_digest``) is decided on
+that text; the workflow puts it in before deciding, and one it could not find is refused.
 
 The content check is bounded: an answer over :data:`WORKFLOW_CHECK_BYTES` (parsing and checking
 1 MiB of decimals takes 0.25-0.5 s of CPU) or one the schema layer cannot decide within
@@ -16,6 +18,7 @@ state as it is *then* (another answer may have won meanwhile). Refusal texts are
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +30,7 @@ from scope_tool._schema_check import CheckOutcome
 from workflows._status import AnswerRecord, PendingInput, Phase
 from workflows.errors import RefusalDetail, RefusalReason
 from workflows.identity import IdentityError, token_subject, verify_token
-from workflows.wire import AnswerInput, CheckAnswerResult
+from workflows.wire import STAGE_ANSWER, AnswerInput, CheckAnswerResult
 
 __all__ = [
     "MAX_REFUSAL_TEXT",
@@ -166,7 +169,7 @@ def check_answer(
 
     if request_id is not None and request_id in answered:
         previous = answered[request_id]
-        if previous.response == answer.response:
+        if _same_text(previous.response, answer):
             return Accepted(
                 request_id=request_id,
                 duplicate=True,
@@ -238,6 +241,12 @@ def check_answer(
             f" allowed: {', '.join(allowed_answerers)}",
             allowed=tuple(allowed_answerers),
         )
+    if answer.response_digest is not None:
+        return refuse(
+            RefusalReason.INVALID_JSON,
+            f"the answer's text (SHA-256 {answer.response_digest[:16]}...) did not reach call"
+            f" {call_id!r} ahead of its update (signal {STAGE_ANSWER!r}); send the answer again",
+        )
     if len(answer.response) > MAX_INPUT_BYTES:
         return refuse(
             RefusalReason.TOO_LARGE,
@@ -283,6 +292,13 @@ def check_answer(
             schema_path=verdict.path,
         )
     return Accepted(request_id=pending.request_id, answered_by=answered_by, verified=verified)
+
+
+def _same_text(accepted: bytes, answer: AnswerInput) -> bool:
+    """Whether ``answer`` repeats the accepted text (by digest when its text was staged)."""
+    if answer.response_digest is None:
+        return accepted == answer.response
+    return hashlib.sha256(accepted).hexdigest() == answer.response_digest
 
 
 def _invalid_json(refuse: Callable[..., Refused], verdict: CheckAnswerResult) -> Refused:

@@ -8,7 +8,6 @@ verdict or raises it as :class:`~workflows.errors.AnswerRejectedError` (reason a
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -33,6 +32,7 @@ from workflows._answer_text import MAX_NAME_BYTES, encode_answer, is_short_text
 from workflows._busy import retry_while_busy, task_failing
 from workflows._closed import closed_outcome, closed_phase
 from workflows._routing import worker_wait
+from workflows._staging import text_digest
 from workflows._status import CallOutcome, CallStatus
 from workflows.errors import (
     ANSWER_REJECTION_REASONS,
@@ -282,15 +282,19 @@ class ToolCallHandle:
         self, raw: bytes, request_id: str | None, identity: tuple[str | None, str | None]
     ) -> wire.AnswerReceipt:
         answered_by, identity_token = identity
-        update_id = None
-        if request_id is not None:
-            update_id = f"answer:{request_id}:{hashlib.sha256(raw).hexdigest()[:32]}"
+        digest = text_digest(raw)
+        update_id = None if request_id is None else f"answer:{request_id}:{digest[:32]}"
         answer = wire.AnswerInput(
             response=raw,
             request_id=request_id,
             answered_by=answered_by,
             identity_token=identity_token,
         )
+        if len(raw) > wire.STAGE_ABOVE_BYTES:
+            # The text goes ahead by signal and the update names it: an update's input is
+            # echoed in the reply of the workflow task that takes it (see workflows._staging).
+            await self._stage(raw)
+            answer = replace(answer, response=b"", response_digest=digest)
 
         async def send() -> wire.AnswerReceipt:
             receipt: wire.AnswerReceipt = await self._handle.execute_update(
@@ -311,6 +315,12 @@ class ToolCallHandle:
             raise self._translate(err, answering=True) from err
         self._pending_seen = None
         return receipt
+
+    async def _stage(self, raw: bytes) -> None:
+        try:
+            await self._handle.signal(wire.STAGE_ANSWER, wire.StagedAnswer(response=raw))
+        except RPCError as err:
+            raise self._translate(err, answering=True) from err
 
     async def signal_answer(
         self,

@@ -65,6 +65,7 @@ with workflow.unsafe.imports_passed_through():
         encoded_size,
     )
     from workflows._notices import Notices, describe
+    from workflows._staging import StagedTexts
     from workflows._status import (
         AnswerRecord,
         CallOutcome,
@@ -84,6 +85,7 @@ with workflow.unsafe.imports_passed_through():
         FIRST_STOP,
         NOT_SERVED_HERE,
         PHASE_KEY,
+        STAGE_ANSWER,
         STATUS,
         TOOL_KEY,
         WORKFLOW_NAME,
@@ -100,6 +102,7 @@ with workflow.unsafe.imports_passed_through():
         RoundInputRequested,
         RoundInvalid,
         RoundResult,
+        StagedAnswer,
         ToolCallInput,
         contract_queue,
         request_digest,
@@ -113,6 +116,14 @@ _KEPT_REFUSALS = 20
 """Refused signal answers kept in status (the newest); older ones are only counted."""
 EAGER_ROUNDS_PATCH = "eager-rounds"
 """The ``workflow.patched`` id of offering routed rounds on the main queue first."""
+ONE_SCHEMA_CHECK_PATCH = "one-schema-check-at-a-time"
+"""The ``workflow.patched`` id of running one ``check_answer`` activity at a time.
+
+Each of those activities carries its answer (up to ``MAX_INPUT_BYTES``) as input, and every
+activity scheduled in one workflow task travels in that task's one reply to the server, which
+gRPC caps at 4 MiB: four large answers arriving together made the reply too large, and the
+server ended the call. One at a time, a reply holds at most one answer being checked (and the
+next round's, which carries the accepted answer)."""
 _HERE_WAIT = timedelta(seconds=3)
 """How long a round offered on the main queue may wait for a free slot there before it goes to
 its routed queue (each of those has its own slots): an idle worker takes it in milliseconds, a
@@ -157,6 +168,8 @@ class ToolCallWorkflow:
         self._outcome: CallOutcome | None = None
         self._contract_digest: str | None = None
         self._route: RoundRoute | None = None
+        self._schema_check = asyncio.Lock()
+        self._staged = StagedTexts()
 
     @workflow.run
     async def run(self, call: ToolCallInput) -> CallOutcome:
@@ -469,15 +482,34 @@ class ToolCallWorkflow:
         """The verdict, finishing an over-budget schema check in the ``check_answer`` activity.
 
         After each activity the answer is decided again against the state as it is then, so
-        an answer that won meanwhile, a new round, or the end of the call is respected.
+        an answer that won meanwhile, a new round, or the end of the call is respected. One
+        activity runs at a time (``ONE_SCHEMA_CHECK_PATCH``); the others wait their turn.
         """
         verdict = self._check(answer, token_mode=token_mode)
         while isinstance(verdict, Unchecked):
-            checked = await self._check_in_activity(verdict, answer)
-            verdict = self._check(
-                answer, schema_verdict=(verdict.request_id, checked), token_mode=token_mode
-            )
+            if not workflow.patched(ONE_SCHEMA_CHECK_PATCH):
+                verdict = await self._check_unchecked(verdict, answer, token_mode=token_mode)
+                continue
+            async with self._schema_check:
+                # Decided again once its turn comes: an answer taken meanwhile, a new round or
+                # the end of the call refuses this one without an activity.
+                verdict = self._check(answer, token_mode=token_mode)
+                if isinstance(verdict, Unchecked):
+                    verdict = await self._check_unchecked(verdict, answer, token_mode=token_mode)
         return verdict
+
+    async def _check_unchecked(
+        self,
+        unchecked: Unchecked,
+        answer: AnswerInput,
+        *,
+        token_mode: Literal["validated", "refuse"],
+    ) -> Accepted | Refused | Unchecked:
+        """Run the schema check in the activity, then decide against the state as it is then."""
+        checked = await self._check_in_activity(unchecked, answer)
+        return self._check(
+            answer, schema_verdict=(unchecked.request_id, checked), token_mode=token_mode
+        )
 
     async def _check_in_activity(
         self, unchecked: Unchecked, answer: AnswerInput
@@ -503,6 +535,7 @@ class ToolCallWorkflow:
     ) -> AnswerReceipt | Refused:
         # A signal has no validator, so it may carry no token; an update's handler runs only
         # after its validator verified the token (and on replay the history is the proof).
+        answer = self._staged.unstaged(answer)
         verdict = await self._decide(answer, token_mode="refuse" if via_signal else "validated")
         if isinstance(verdict, Refused):
             return verdict
@@ -523,6 +556,7 @@ class ToolCallWorkflow:
         self._answers[record.request_id] = record
         self._answer = record
         self._question = None
+        self._staged.clear()
         self._set_phase(Phase.RUNNING)
         workflow.set_current_details(running_details(self._call.tool, self._round + 1))
         return AnswerReceipt(request_id=record.request_id, round=record.round)
@@ -545,7 +579,7 @@ class ToolCallWorkflow:
 
         An answer over the workflow's schema budget passes provisionally; the handler decides.
         """
-        verdict = self._check(answer, token_mode="verify")
+        verdict = self._check(self._staged.unstaged(answer), token_mode="verify")
         if isinstance(verdict, Refused):
             raise _rejection(verdict)
 
@@ -555,6 +589,11 @@ class ToolCallWorkflow:
         result = await self._accept(answer, via_signal=True)
         if isinstance(result, Refused):
             self._record_refusal(answer, result)
+
+    @workflow.signal(name=STAGE_ANSWER)
+    def stage_answer(self, staged: StagedAnswer) -> None:
+        """Keep an answer's text for the update that follows it (see ``workflows._staging``)."""
+        self._staged.add(staged.response)
 
     def _record_refusal(self, answer: AnswerInput, refused: Refused) -> None:
         """Keep the newest refusals only, each capped, so status stays small (#17 item 2)."""

@@ -40,17 +40,20 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from scope_tool import InputRequest, Principal
 from workflows._answer_check import Accepted, Unchecked, check_answer
+from workflows._staging import StagedTexts
 from workflows._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
 from workflows.errors import CallNotFoundError, ToolCallsError
 from workflows.identity import token_subject
 from workflows.wire import (
     ANSWER,
     ROUND_ACTIVITIES,
+    STAGE_ANSWER,
     AnswerInput,
     AnswerReceipt,
     CallToolInput,
     RoundInputRequested,
     RoundResult,
+    StagedAnswer,
     ToolCallInput,
 )
 
@@ -255,6 +258,7 @@ class _Walk:
         self.asked: tuple[int, InputRequest] | None = None  # committed at the next task
         self.answered: dict[str, AnswerRecord] = {}
         self.updates: dict[str, tuple[AnswerInput, str]] = {}
+        self.staged = StagedTexts()
         self.questions: list[HistoryQuestion] = []
         self.answers: list[HistoryAnswer] = []
         self.refusals: list[HistoryRefusal] = []
@@ -308,12 +312,16 @@ class _Walk:
             signaled = event.workflow_execution_signaled_event_attributes
             if signaled.signal_name == ANSWER:
                 answer = await self._one(signaled.input, AnswerInput)
-                self._signal(answer, identity=signaled.identity, at=at)
+                self._signal(self.staged.unstaged(answer), identity=signaled.identity, at=at)
+            elif signaled.signal_name == STAGE_ANSWER:
+                self.staged.add((await self._one(signaled.input, StagedAnswer)).response)
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
             accepted = event.workflow_execution_update_accepted_event_attributes
             update_request = accepted.accepted_request
             if update_request.input.name == ANSWER:
-                answer = await self._one(update_request.input.args, AnswerInput)
+                answer = self.staged.unstaged(
+                    await self._one(update_request.input.args, AnswerInput)
+                )
                 self.updates[update_request.meta.update_id] = (answer, update_request.meta.identity)
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
             update_done = event.workflow_execution_update_completed_event_attributes
@@ -405,6 +413,7 @@ class _Walk:
             )
             self.pending = self.pending_request = None
             self.phase = Phase.RUNNING
+            self.staged.clear()
         self.answers.append(
             HistoryAnswer(
                 request_id=request_id,

@@ -44,6 +44,8 @@ __all__ = [
     "PHASE_KEY",
     "PUBLISH",
     "ROUND_ACTIVITIES",
+    "STAGE_ABOVE_BYTES",
+    "STAGE_ANSWER",
     "STATUS",
     "TOOL_KEY",
     "WITHDRAW",
@@ -64,6 +66,7 @@ __all__ = [
     "RoundInputRequested",
     "RoundInvalid",
     "RoundResult",
+    "StagedAnswer",
     "ToolCallInput",
     "ToolStartedHeartbeat",
     "WorkerCatalog",
@@ -90,6 +93,16 @@ NOTIFY_ACTIVITY: Final = "scope_tool.notify"
 CHECK_ANSWER_ACTIVITY: Final = "scope_tool.check_answer"
 NOTIFY_WORKFLOW: Final = "scope_tool.Notify"
 ANSWER: Final = "answer"
+STAGE_ANSWER: Final = "stage_answer"
+"""Signal carrying an answer's text ahead of its update (:class:`StagedAnswer`); see
+:data:`STAGE_ABOVE_BYTES`."""
+STAGE_ABOVE_BYTES: Final = 64 * 1024
+"""Answers longer than this travel by signal ``stage_answer``, their update carrying the digest.
+
+Temporal echoes an update's input in the worker's reply that accepts or rejects it, and the
+server hands a call every waiting update in one workflow task, whose reply gRPC caps at 4 MiB:
+a few answers near ``MAX_INPUT_BYTES`` sent together made that reply too large, and the server
+ended the call. A signal is not echoed; the update stays small."""
 FIRST_STOP: Final = "first_stop"
 """Update with no argument: completes with the ``status`` value once the call is not RUNNING."""
 STATUS: Final = "status"
@@ -188,6 +201,16 @@ class AnswerInput:
     answered_by: str | None = None
     # A signed identity token (workflows.identity); when present, its subject is who answers.
     identity_token: str | None = None
+    # The SHA-256 (hex) of an answer sent ahead by signal ``stage_answer``; ``response`` is
+    # then empty and the workflow reads the text it staged.
+    response_digest: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StagedAnswer:
+    """An answer's text sent ahead of its update (signal ``stage_answer``); it decides nothing."""
+
+    response: bytes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -361,3 +361,48 @@ async def test_a_number_no_decimal_holds_is_refused_and_never_fails_a_task(
     assert outcome.phase is Phase.COMPLETED
     assert await _failed_tasks(handle) == []
     await assert_replays(handle)
+
+
+async def test_many_large_answers_in_one_workflow_task_leave_the_call_whole(
+    temporal_client: Any, task_queue: str, calls: ToolCalls
+) -> None:
+    """Six ~1 MiB answers by update and four by signal reach the call while no worker runs.
+
+    The server then hands them all to one workflow task. Updates echo their input in that
+    task's reply and each answer past the workflow's budget needs a check activity carrying
+    it: before staging and one check at a time, the reply passed gRPC's 4 MiB cap and the
+    server ended the call (ERRORED, GrpcMessageTooLarge). Now one answer wins, the others
+    are refused as stale, and the call completes.
+    """
+    handle = await calls.start(_ask(ANY_OF_DECIMALS), call_id=f"costly-crowd-{uuid.uuid4()}")
+    async with build_worker(temporal_client, REGISTRY, task_queue=task_queue):
+        pending = (await wait_for_phase(handle, Phase.AWAITING_INPUT)).pending
+    assert pending is not None
+    texts = [GOOD[:-6] + f",1.{10 + number:02d}]".encode() for number in range(10)]
+    updates = [
+        asyncio.create_task(
+            handle.answer(text, request_id=pending.request_id, answered_by=f"person-{number}")
+        )
+        for number, text in enumerate(texts[:6])
+    ]
+    for text in texts[6:]:
+        await handle.signal_answer(text, request_id=pending.request_id, answered_by="signal")
+    await asyncio.sleep(2)  # the updates reach the server and wait there for a worker
+    async with build_worker(temporal_client, REGISTRY, task_queue=task_queue):
+        results = await asyncio.gather(*updates, return_exceptions=True)
+        outcome = await asyncio.wait_for(handle.result(), 60)
+        status = await handle.status()
+    assert outcome.phase is Phase.COMPLETED, outcome.message
+    assert outcome.output.text() == f"took {len(GOOD)} bytes"
+    refused = [r for r in results if isinstance(r, AnswerRejectedError)]
+    taken = [r for r in results if not isinstance(r, BaseException)]
+    assert len(refused) + len(taken) == len(updates), results
+    assert all(r.reason == "stale_request" for r in refused), results
+    assert len(status.answers) == 1
+    assert status.answers[0].response in texts
+    assert len(taken) == (0 if status.answers[0].answered_by == "signal" else 1)
+    assert await _failed_tasks(handle) == []
+    # The history shows the winning answer's text, not the digest its update carried.
+    history = await handle.history()
+    assert [answer.response for answer in history.answers] == [status.answers[0].response]
+    await assert_replays(handle)

@@ -36,7 +36,7 @@ loads in a sandboxed runner.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Literal, cast
 
@@ -195,22 +195,16 @@ class ToolCallWorkflow:
             return self._finish(
                 Phase.INVALID, output=Output.text_output(f"error: {message}"), message=message
             )
-        input_request: bytes | None = None
-        response: bytes | None = None
+        round_input = CallToolInput(
+            call_id=call.call_id,
+            round=1,
+            tool=call.tool,
+            arguments=call.arguments,
+            principal=call.principal,
+        )
         while True:
-            self._round += 1
-            result = await self._run_round(
-                CallToolInput(
-                    call_id=call.call_id,
-                    round=self._round,
-                    tool=call.tool,
-                    arguments=call.arguments,
-                    input_request=input_request,
-                    response=response,
-                    contract_digest=self._contract_digest,
-                    principal=call.principal,
-                )
-            )
+            self._round = round_input.round
+            result = await self._run_round(round_input)
             if isinstance(result, CallOutcome):
                 return result
             match result:
@@ -234,7 +228,15 @@ class ToolCallWorkflow:
                             Phase.EXPIRED,
                             message=f"no answer to {self._round_request_id()} before the deadline",
                         )
-                    input_request, response = result.input_request, answer.response
+                    # The next round re-enters the tool with the question and its answer, on
+                    # the contract that asked.
+                    round_input = replace(
+                        round_input,
+                        round=self._round + 1,
+                        input_request=result.input_request,
+                        response=answer.response,
+                        contract_digest=self._contract_digest,
+                    )
                 case RoundFailed():
                     phase = (
                         Phase.REJECTED

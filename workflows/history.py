@@ -87,18 +87,13 @@ class HistoryQuestion:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HistoryAnswer:
-    """An answer the call accepted (``duplicate``: an exact repeat, taken without effect)."""
+class HistoryAnswer(AnswerRecord):
+    """An answer the call accepted, and how it came (``duplicate``: an exact repeat, taken
+    without effect)."""
 
-    request_id: str
-    round: int
-    response: bytes
-    answered_by: str | None
     client_identity: str
-    answered_at: datetime
     via: AnswerVia
     duplicate: bool = False
-    verified: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -401,32 +396,23 @@ class _Walk:
         who: tuple[str | None, bool],
     ) -> None:
         answered_by, verified = who
-        round_number = self.answered[request_id].round if duplicate else self.round
+        entry = HistoryAnswer(
+            request_id=request_id,
+            round=self.answered[request_id].round if duplicate else self.round,
+            response=answer.response,
+            answered_by=answered_by,
+            client_identity=identity,
+            answered_at=at,
+            via=via,
+            duplicate=duplicate,
+            verified=verified,
+        )
         if not duplicate:
-            self.answered[request_id] = AnswerRecord(
-                request_id=request_id,
-                round=round_number,
-                response=answer.response,
-                answered_by=answered_by,
-                answered_at=at,
-                verified=verified,
-            )
+            self.answered[request_id] = entry
             self.pending = self.pending_request = None
             self.phase = Phase.RUNNING
             self.staged.clear()
-        self.answers.append(
-            HistoryAnswer(
-                request_id=request_id,
-                round=round_number,
-                response=answer.response,
-                answered_by=answered_by,
-                client_identity=identity,
-                answered_at=at,
-                via=via,
-                duplicate=duplicate,
-                verified=verified,
-            )
-        )
+        self.answers.append(entry)
 
     def _end(self, status: str, at: datetime) -> None:
         self.status, self.ended_at = status, at

@@ -379,13 +379,7 @@ class ToolCallWorkflow:
         self._answer = None
         self._set_phase(Phase.AWAITING_INPUT)
         workflow.set_current_details(
-            waiting_details(
-                tool=call.tool,
-                call_id=call.call_id,
-                request_id=pending.request_id,
-                prompt=request.prompt,
-                schema=request.response_schema,
-            )
+            waiting_details(tool=call.tool, call_id=call.call_id, pending=pending)
         )
         self._notify("awaiting_input")
         try:

@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from workflows._approval_prompt import read_approval
 from workflows._prompt import json_value, read_prompt
+from workflows._status import PendingInput
 
 __all__ = [
     "MAX_DETAILS_BYTES",
@@ -53,12 +54,11 @@ def start_details(tool: str, arguments: str | bytes) -> str:
     return _bounded("\n".join(parts))
 
 
-def waiting_details(
-    *, tool: str, call_id: str, request_id: str, prompt: bytes, schema: bytes
-) -> str:
+def waiting_details(*, tool: str, call_id: str, pending: PendingInput) -> str:
     """The current details while the call waits: the question, readable, and how to answer."""
+    prompt, schema = pending.prompt, pending.response_schema
     approval = read_approval(prompt, schema)
-    lines = [f"### {tool} waits for an answer", "", f"Request `{request_id}`", ""]
+    lines = [f"### {tool} waits for an answer", "", f"Request `{pending.request_id}`", ""]
     if approval is not None:
         lines += [f"**{approval.question}**", ""]
         if approval.description:

@@ -8,10 +8,11 @@ stay bounded whatever the size of the arguments.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from inbox.ask_tools import write_note
 from scope_tool import Func, bind, require_approval
-from workflows import read_approval
+from workflows import PendingInput, read_approval
 from workflows.web_ui_text import MAX_DETAILS_BYTES, start_details, waiting_details
 
 
@@ -86,9 +87,14 @@ def test_the_web_ui_texts_stay_bounded_and_show_text_as_text() -> None:
     assert details.startswith("**Tool** `write_note`")
     assert "shortened" in details
     prompt = json.dumps({"question": "Ship?", "notes": "a ```fenced``` line\nand more"}).encode()
-    current = waiting_details(
-        tool="t", call_id="c", request_id="c/r1", prompt=prompt, schema=b'{"enum":["yes","no"]}'
+    pending = PendingInput(
+        request_id="c/r1",
+        prompt=prompt,
+        response_schema=b'{"enum":["yes","no"]}',
+        asked_at=datetime(2026, 1, 1, tzinfo=UTC),
     )
+    current = waiting_details(tool="t", call_id="c", pending=pending)
+    assert "Request `c/r1`" in current
     assert "**Ship?**" in current
     assert "````text\na ```fenced``` line\nand more\n````" in current  # a longer fence
     assert """scope-tool answer c '"yes"'""" in current

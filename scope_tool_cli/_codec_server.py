@@ -33,6 +33,7 @@ from typing import Any
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payloads
 
+from scope_tool_cli._commands import command
 from scope_tool_cli._errors import EXIT_OK, EXIT_USAGE, CommandError
 from workflows.codec import EncryptionCodec, encryption_codec_from_environment
 from workflows.errors import EncryptionConfigError, PayloadDecryptionError
@@ -206,9 +207,8 @@ def _handler_class(
 
 def add_codec_server_parser(commands: Any) -> None:
     """Add the ``codec-server`` sub-command to the CLI's sub-parsers."""
-    summary = "decrypt payloads for the Temporal Web UI (remote codec protocol)"
-    parser = commands.add_parser(
-        "codec-server", help=summary, description=summary[0].upper() + summary[1:] + "."
+    parser = command(
+        commands, "codec-server", "decrypt payloads for the Temporal Web UI (remote codec protocol)"
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (%(default)s)")
     parser.add_argument("--port", type=int, default=8235, help="port (%(default)s)")

@@ -10,6 +10,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from scope_tool_cli._commands import add_json_flag, call_command
 from scope_tool_cli._connection import add_connection_arguments, connect, settings_from_args
 from scope_tool_cli._errors import EXIT_OK, CommandError
 from scope_tool_cli._render import prompt_text, render_outcome
@@ -22,12 +23,10 @@ __all__ = ["add_history_parser", "render_history", "run_history"]
 
 def add_history_parser(commands: Any) -> None:
     """Add the ``history`` sub-command to the CLI's sub-parsers."""
-    summary = "who started a call, each question, answer and refusal, the outcome"
-    history = commands.add_parser(
-        "history", help=summary, description=summary[0].upper() + summary[1:] + "."
+    history = call_command(
+        commands, "history", "who started a call, each question, answer and refusal, the outcome"
     )
-    history.add_argument("call_id", metavar="ID")
-    history.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json_flag(history)
     add_connection_arguments(history)
 
 

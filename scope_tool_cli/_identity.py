@@ -13,6 +13,7 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from scope_tool_cli._commands import command
 from scope_tool_cli._errors import EXIT_OK, EXIT_USAGE, CommandError
 
 if TYPE_CHECKING:
@@ -59,9 +60,10 @@ def principal_text(principal: Principal) -> str:
 
 def add_token_parser(commands: Any) -> None:
     """Add ``token issue`` to the CLI's sub-parsers."""
-    summary = "issue a signed identity token for verified answers (SCOPE_TOOL_IDENTITY_SECRET)"
-    token = commands.add_parser(
-        "token", help=summary, description=summary[0].upper() + summary[1:] + "."
+    token = command(
+        commands,
+        "token",
+        "issue a signed identity token for verified answers (SCOPE_TOOL_IDENTITY_SECRET)",
     )
     actions = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
     issue = actions.add_parser(

@@ -10,6 +10,7 @@ import argparse
 from importlib.metadata import PackageNotFoundError, version
 
 from scope_tool_cli._codec_server import add_codec_server_parser
+from scope_tool_cli._commands import add_json_flag, call_command, command
 from scope_tool_cli._connection import add_connection_arguments
 from scope_tool_cli._dev import EXAMPLE_TOOLS
 from scope_tool_cli._history import add_history_parser
@@ -57,18 +58,6 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def _command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, summary: str
-) -> argparse.ArgumentParser:
-    """A sub-command whose one-line summary shows in ``scope-tool --help`` and heads its own."""
-    return commands.add_parser(
-        name,
-        help=summary,
-        description=summary[0].upper() + summary[1:] + ".",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-
-
 def _top_level_format(prog: str) -> argparse.HelpFormatter:
     """Room for the longest command name (``codec-server``) on its summary's line."""
     return argparse.RawDescriptionHelpFormatter(prog, max_help_position=30)
@@ -85,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    dev = _command(
+    dev = command(
         commands, "dev", "run the embedded Temporal dev server, Web UI, a worker and the inbox"
     )
     dev.add_argument("--port", type=int, default=7233, help="frontend gRPC port (%(default)s)")
@@ -122,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_connection_arguments(dev, with_address=False)
 
-    worker = _command(commands, "worker", "run a worker for a registry of tools")
+    worker = command(commands, "worker", "run a worker for a registry of tools")
     worker.add_argument(
         "--tools",
         required=True,
@@ -141,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_connection_arguments(worker)
 
-    call = _command(commands, "call", "start a tool call (start-or-attach by --id)")
+    call = command(commands, "call", "start a tool call (start-or-attach by --id)")
     call.add_argument("name", help="tool name, e.g. write_file")
     call.add_argument(
         "arguments",
@@ -178,17 +167,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_connection_arguments(call)
 
-    tools = _command(commands, "tools", "list the tools the running workers serve")
+    tools = command(commands, "tools", "list the tools the running workers serve")
     tools.add_argument("--json", action="store_true", help="names, descriptions, input schemas")
     add_connection_arguments(tools)
 
-    status = _command(commands, "status", "show one call: phase, pending question, outcome")
-    status.add_argument("call_id", metavar="ID")
-    status.add_argument("--json", action="store_true", help="machine-readable output")
+    status = call_command(commands, "status", "show one call: phase, pending question, outcome")
+    add_json_flag(status)
     add_connection_arguments(status)
 
-    answer = _command(commands, "answer", "answer the question a call is waiting on")
-    answer.add_argument("call_id", metavar="ID")
+    answer = call_command(commands, "answer", "answer the question a call is waiting on")
     answer.add_argument(
         "response",
         metavar="JSON",
@@ -204,31 +191,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_connection_arguments(answer)
 
-    pending = _command(commands, "pending", "list the calls waiting for input")
+    pending = command(commands, "pending", "list the calls waiting for input")
     pending.add_argument("--tool", help="only calls of this tool")
     pending.add_argument("--limit", type=_positive_int, default=100, help="at most (%(default)s)")
-    pending.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json_flag(pending)
     add_connection_arguments(pending)
 
-    result = _command(commands, "result", "print a finished call's output")
-    result.add_argument("call_id", metavar="ID")
+    result = call_command(commands, "result", "print a finished call's output")
     result.add_argument("--wait", action="store_true", help="block until the call finishes")
-    result.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json_flag(result)
     add_connection_arguments(result)
 
-    cancel = _command(commands, "cancel", "cancel a running or waiting call")
-    cancel.add_argument("call_id", metavar="ID")
+    cancel = call_command(commands, "cancel", "cancel a running or waiting call")
     add_connection_arguments(cancel)
 
     add_history_parser(commands)
     add_token_parser(commands)
     add_codec_server_parser(commands)
 
-    inbox = _command(commands, "inbox", "serve the web inbox for waiting calls")
+    inbox = command(commands, "inbox", "serve the web inbox for waiting calls")
     _add_inbox_arguments(inbox)
     add_connection_arguments(inbox)
 
-    mcp = _command(commands, "mcp", "serve a registry's tools to MCP clients (stdio or HTTP)")
+    mcp = command(commands, "mcp", "serve a registry's tools to MCP clients (stdio or HTTP)")
     add_mcp_arguments(mcp)
     add_connection_arguments(mcp)
     return parser

@@ -35,6 +35,7 @@ from scope_tool._output import Output
 from scope_tool._request import Request
 from scope_tool._result import Result
 from scope_tool._tool import Tool
+from scope_tool._wrapper import Wrapper
 from scope_tool.errors import (
     InvalidInputRequestError,
     InvalidInvocationError,
@@ -76,14 +77,14 @@ def require_approval(tool: Tool, *, allow_edit: bool = True) -> ApprovalGate:
     return ApprovalGate(tool, allow_edit=allow_edit)
 
 
-class ApprovalGate:
+class ApprovalGate(Wrapper):
     """The tool :func:`require_approval` returns; see the module docstring for the protocol.
 
     It wraps ``tool`` transparently (:meth:`unwrap`), so the wrapped tool's input validator is
     also the gate's, and the gate's contract admits exactly what the wrapped tool's does.
     """
 
-    __slots__ = ("_allow_edit", "_inner", "_response_schema", "_tool")
+    __slots__ = ("_allow_edit", "_inner", "_response_schema")
 
     def __init__(self, tool: Tool, *, allow_edit: bool = True) -> None:
         if not isinstance(allow_edit, bool):
@@ -97,6 +98,8 @@ class ApprovalGate:
         except InvalidToolError as exc:
             raise InvalidToolError(f"require_approval: {exc}") from exc
         self._tool = tool
+        # The canonical schema bind() compiled: the model sees no difference.
+        self._definition = inner.contract.definition
         self._inner: Binding = inner
         self._allow_edit = allow_edit
         self._response_schema = _response_schema(inner.contract.definition, allow_edit=allow_edit)
@@ -105,14 +108,6 @@ class ApprovalGate:
     def allow_edit(self) -> bool:
         """Whether the person may answer with new arguments."""
         return self._allow_edit
-
-    def definition(self) -> Definition:
-        """The wrapped tool's definition (canonical schema): the model sees no difference."""
-        return self._inner.contract.definition
-
-    def unwrap(self) -> Tool:
-        """The wrapped tool, so its capabilities (its input validator) stay reachable."""
-        return self._tool
 
     def response_schema(self) -> bytes:
         """The JSON Schema every approval answer must satisfy (the three decision shapes)."""

@@ -23,6 +23,7 @@ from scope_tool._output import Output
 from scope_tool._principal import Principal, current_principal
 from scope_tool._result import Result
 from scope_tool._tool import Tool
+from scope_tool._wrapper import Wrapper
 from scope_tool.errors import (
     AuthorizationError,
     InvalidDefinitionError,
@@ -72,7 +73,7 @@ class Authorizer(Protocol):
 AuthorizerCallable: TypeAlias = Callable[[Authorization], bool | Awaitable[bool]]
 
 
-class Guard:
+class Guard(Wrapper):
     """A tool wrapper that asks a policy before every call.
 
     The inner tool's definition is snapshotted once, at construction, so later changes to the
@@ -89,7 +90,7 @@ class Guard:
         InvalidToolError: A missing or unusable authorizer or tool, or an invalid definition.
     """
 
-    __slots__ = ("_decide", "_definition", "_tool")
+    __slots__ = ("_decide",)
 
     def __init__(self, tool: Tool, authorizer: Authorizer | AuthorizerCallable) -> None:
         self._decide = _decision_function(authorizer)
@@ -111,14 +112,6 @@ class Guard:
             raise InvalidToolError(f"authorization guard definition: {exc}") from exc
         self._tool = tool
         self._definition = definition
-
-    def definition(self) -> Definition:
-        """The definition snapshotted when the guard was built."""
-        return self._definition
-
-    def unwrap(self) -> Tool:
-        """The guarded tool, so its capabilities stay reachable."""
-        return self._tool
 
     async def call(self, invocation: Invocation) -> Result:
         """Ask the policy, then run the inner tool only if it permitted the call.

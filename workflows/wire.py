@@ -191,19 +191,20 @@ class ToolCallInput:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AnswerInput:
-    """An answer to the pending question (update ``answer`` and signal ``answer``).
-
-    ``response`` is JSON text; ``request_id=None`` means "the question pending now".
-    """
+    """An answer to the pending question (update ``answer`` and signal ``answer``)."""
 
     response: bytes
+    """The answer as JSON text (empty when :attr:`response_digest` names a staged text)."""
     request_id: str | None = None
+    """The question answered, ``"{call_id}/r{round}"``; ``None`` means the one pending now."""
     answered_by: str | None = None
-    # A signed identity token (workflows.identity); when present, its subject is who answers.
+    """Who answers, as the caller says (checked against the call's allowed answerers)."""
     identity_token: str | None = None
-    # The SHA-256 (hex) of an answer sent ahead by signal ``stage_answer``; ``response`` is
-    # then empty and the workflow reads the text it staged.
+    """A signed identity token (:mod:`workflows.identity`); when present, its subject is who
+    answers, and a call started with ``require_verified`` takes no answer without one."""
     response_digest: str | None = None
+    """The SHA-256 (hex) of an answer sent ahead by signal ``stage_answer``: the workflow reads
+    the text it staged (see :data:`STAGE_ABOVE_BYTES`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -220,6 +221,8 @@ class AnswerReceipt:
     request_id: str
     round: int
     duplicate: bool = False
+    """The answer repeated one already accepted (same question, same text): it was taken
+    without effect, and no second round started."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -228,12 +231,18 @@ class CallToolInput:
 
     call_id: str
     round: int
+    """1 for the first round; each answer re-enters the tool in the next one."""
     tool: str
     arguments: str | bytes = ""
+    """The request's arguments, exactly as the call was started with them (untrusted)."""
     input_request: bytes | None = None
+    """From round 2: the question the previous round asked (``InputRequest.to_json()``)."""
     response: bytes | None = None
+    """From round 2: the accepted answer's JSON text."""
     contract_digest: str | None = None
+    """From round 2: the contract that asked; only a worker with that contract re-enters."""
     principal: Principal | None = None
+    """Who the agent acts for, given to the tool's Authorizer in every round."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -258,15 +267,14 @@ class RoundCompleted:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoundInputRequested:
-    """The tool asked for input; ``input_request`` is ``InputRequest.to_json()``, to be committed.
-
-    ``contract_digest`` (``Contract.digest``) is recorded with the call's first question; later
-    rounds refuse to resume under a tool whose definition changed since.
-    """
+    """The tool asked for input, to be committed as the call's pending question."""
 
     kind: Literal["input_requested"] = "input_requested"
     input_request: bytes
+    """The question: ``InputRequest.to_json()``."""
     contract_digest: str = ""
+    """``Contract.digest`` of the tool that asked, recorded with the call's first question;
+    later rounds refuse to resume under a tool whose definition changed since."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -276,7 +284,9 @@ class RoundFailed:
     kind: Literal["failure"] = "failure"
     failure_kind: FailureKind
     output: Output = field(default_factory=Output)
+    """What the model sees: the failure's own output (``Failure.output``)."""
     message: str = ""
+    """For operators, never the model: the cause's text, else ``tool: <kind>``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -285,7 +295,9 @@ class RoundInvalid:
 
     kind: Literal["invalid"] = "invalid"
     message: str
+    """What was refused and why, e.g. ``tool: unknown tool "x"``."""
     output: Output = field(default_factory=Output)
+    """The same for the model, as ``error: ...`` text."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,7 +7,21 @@ from typing import assert_type
 
 import pytest
 
+from scope_tool import (
+    AuthorizationError,
+    CallError,
+    Definition,
+    Failure,
+    FailureKind,
+    InputRequest,
+    Invocation,
+    Output,
+    Request,
+    Result,
+    bind,
+)
 from scope_tool._read_only import ReadOnly
+from workflows import ToolCallHandle, ToolCalls
 
 
 class Sample:
@@ -71,3 +85,88 @@ def test_a_subclass_reads_the_same_private_attribute():
     assert error.code == "E3"
     with pytest.raises(AttributeError, match=r"^Narrower\.code is read-only$"):
         error.code = "E4"  # type: ignore[assignment]
+
+
+# --- the public classes that use it ------------------------------------------------------------
+
+
+class _Echo:
+    def definition(self) -> Definition:
+        return Definition(name="echo", description="echoes", input_schema=b'{"type":"object"}')
+
+    async def call(self, invocation: Invocation) -> Result:
+        return Result(output=Output.text_output(invocation.arguments.decode()))
+
+
+def _invocation() -> Invocation:
+    contract = bind(_Echo()).contract
+    request = InputRequest(prompt=b'"ok?"', response_schema=b'{"type":"boolean"}', state=b"{}")
+    return contract.prepare(
+        Request(name="echo", arguments=b'{"a":1}'), request.continuation(b"true")
+    )
+
+
+def _handle() -> ToolCallHandle:
+    return ToolCallHandle(object(), call_id="c-1", attached=True)  # type: ignore[arg-type]
+
+
+def _calls() -> ToolCalls:
+    # A facade needs a connected client to be made; its attributes need only their slots.
+    calls = object.__new__(ToolCalls)
+    calls._task_queue = "tools"
+    calls._client = object()  # type: ignore[assignment]
+    return calls
+
+
+def _failure() -> Failure:
+    return Failure(kind=FailureKind.FAILED, output=Output.text_output("x"), cause=ValueError("v"))
+
+
+def _call_error() -> CallError:
+    return CallError(cause=ValueError("v"), evidence=Output.text_output("seen"))
+
+
+@pytest.mark.parametrize(
+    ("make", "name", "expected"),
+    [
+        (_failure, "kind", FailureKind.FAILED),
+        (_failure, "output", Output.text_output("x")),
+        (_call_error, "evidence", Output.text_output("seen")),
+        (lambda: AuthorizationError("deploy", None), "name", "deploy"),
+        (lambda: AuthorizationError("deploy", None), "cause", None),
+        (_invocation, "arguments", b'{"a":1}'),
+        (lambda: _invocation().continuation, "state", b"{}"),
+        (lambda: _invocation().continuation, "response", b"true"),
+        (_handle, "call_id", "c-1"),
+        (_handle, "attached", True),
+        (_calls, "task_queue", "tools"),
+    ],
+)
+def test_public_attributes_read_their_value_and_refuse_assignment(make, name, expected):
+    value = make()
+    assert getattr(value, name) == expected
+    descriptor = type(value).__dict__[name]
+    assert isinstance(descriptor, ReadOnly)
+    assert descriptor.__doc__
+    # Sealed values refuse any assignment first, naming the attribute; the others by ReadOnly.
+    with pytest.raises(AttributeError, match=rf"{type(value).__name__}\b.*\b{name}\b"):
+        setattr(value, name, expected)
+    with pytest.raises(AttributeError, match=rf"{type(value).__name__}\b.*\b{name}\b"):
+        delattr(value, name)
+    assert getattr(value, name) == expected
+
+
+def test_causes_read_back_the_very_exception():
+    cause = ValueError("v")
+    assert Failure(kind=FailureKind.FAILED, cause=cause).cause is cause
+    assert CallError(cause=cause).cause is cause
+    assert AuthorizationError("deploy", cause).cause is cause
+    assert _invocation().continuation is not None
+    assert _handle().workflow_handle is not None
+    assert _calls().client is not None
+
+
+def test_help_still_shows_each_attribute_doc():
+    shown = pydoc.render_doc(Failure, renderer=pydoc.TextDoc())
+    assert "Whether the call failed or was refused." in shown
+    assert "The model-visible output of the unsuccessful call." in shown

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from scope_tool._output import Output
+from scope_tool._read_only import ReadOnly
 from scope_tool.errors import InvalidCallErrorError, InvalidFailureError, ToolError, _go_quote
 
 __all__ = ["CallError", "Failure", "FailureKind", "classify_failure"]
@@ -53,6 +54,12 @@ class Failure(ToolError):
             of the wrong type; the message says which.
     """
 
+    kind: ReadOnly[FailureKind] = ReadOnly("Whether the call failed or was refused.")
+    output: ReadOnly[Output] = ReadOnly("The model-visible output of the unsuccessful call.")
+    cause: ReadOnly[BaseException | None] = ReadOnly(
+        "The internal diagnostic; inspect it explicitly, it is not part of the chain."
+    )
+
     def __init__(
         self,
         *,
@@ -75,21 +82,6 @@ class Failure(ToolError):
         super().__init__(str(cause) if cause is not None else f"tool: {checked_kind.value}")
         # Opaque: even a bare ``raise Failure(...)`` inside ``except`` must not show the cause.
         self.__suppress_context__ = True
-
-    @property
-    def kind(self) -> FailureKind:
-        """Whether the call failed or was refused."""
-        return self._kind
-
-    @property
-    def output(self) -> Output:
-        """The model-visible output of the unsuccessful call."""
-        return self._output
-
-    @property
-    def cause(self) -> BaseException | None:
-        """The internal diagnostic; inspect it explicitly, it is not part of the chain."""
-        return self._cause
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_failure, (self._kind, self._output, self._cause))
@@ -127,6 +119,11 @@ class CallError(ToolError):
         InvalidCallErrorError: No cause, or a cause or evidence of the wrong type.
     """
 
+    cause: ReadOnly[BaseException] = ReadOnly("The wrapped error (also ``__cause__``).")
+    evidence: ReadOnly[Output] = ReadOnly(
+        "Observed evidence; diagnostic only, never a model-visible result."
+    )
+
     def __init__(self, *, cause: BaseException, evidence: Output = _NO_OUTPUT) -> None:
         if cause is None:
             raise InvalidCallErrorError("cause is required")
@@ -142,16 +139,6 @@ class CallError(ToolError):
         self._evidence = evidence
         super().__init__(str(cause))
         self.__cause__ = cause
-
-    @property
-    def cause(self) -> BaseException:
-        """The wrapped error (also ``__cause__``)."""
-        return self._cause
-
-    @property
-    def evidence(self) -> Output:
-        """Observed evidence; diagnostic only, never a model-visible result."""
-        return self._evidence
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_call_error, (self.cause, self._evidence))

@@ -20,6 +20,7 @@ from scope_tool._ijson import (
     check_ijson,
 )
 from scope_tool._json_form import closed_object_model, json_text_bytes, known_members
+from scope_tool._read_only import ReadOnly
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
 from scope_tool._schema_check import SchemaCheck
 from scope_tool._sealed import Immutable, Sealed, mint_sealed
@@ -228,6 +229,9 @@ class Continuation(Sealed):
 
     _made_by = "InputRequest.continuation(response) to validate an answer"
 
+    state: ReadOnly[bytes] = ReadOnly("The requesting tool's checkpoint, exact JSON bytes.")
+    response: ReadOnly[bytes] = ReadOnly("The validated answer, exact JSON bytes.")
+
     @classmethod
     def _freeze(cls, *, state: bytes, response: bytes) -> Continuation:
         return mint_sealed(cls, _state=state, _response=response)
@@ -245,16 +249,6 @@ class Continuation(Sealed):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_continuation, (self._state, self._response))
-
-    @property
-    def state(self) -> bytes:
-        """The requesting tool's checkpoint, exact JSON bytes."""
-        return self._state
-
-    @property
-    def response(self) -> bytes:
-        """The validated answer, exact JSON bytes."""
-        return self._response
 
 
 def _rebuild_continuation(state: bytes, response: bytes) -> Continuation:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NoReturn
 
+from scope_tool._read_only import ReadOnly
 from scope_tool._sealed import Sealed
 
 if TYPE_CHECKING:
@@ -35,15 +36,12 @@ class Invocation(Sealed):
 
     _made_by = "Contract.prepare(request) to admit a Request"
 
-    @property
-    def arguments(self) -> bytes:
-        """The admitted JSON object, byte-exact (``b"{}"`` when the request was blank)."""
-        return self._arguments
-
-    @property
-    def continuation(self) -> Continuation | None:
-        """The answer supplied explicitly for this call, or ``None`` for a new call."""
-        return self._continuation
+    arguments: ReadOnly[bytes] = ReadOnly(
+        'The admitted JSON object, byte-exact (``b"{}"`` when the request was blank).'
+    )
+    continuation: ReadOnly[Continuation | None] = ReadOnly(
+        "The answer supplied explicitly for this call, or ``None`` for a new call."
+    )
 
     def __reduce__(self) -> NoReturn:
         # A copy made outside prepare would be an invocation nobody admitted.

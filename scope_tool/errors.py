@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from scope_tool._read_only import ReadOnly
+
 __all__ = [
     "AuthorizationError",
     "DuplicateToolError",
@@ -162,6 +164,11 @@ class AuthorizationError(ToolError):
     but it is never chained (``__cause__`` stays ``None``) and never printed.
     """
 
+    name: ReadOnly[str] = ReadOnly("The name of the tool whose authorization failed.")
+    cause: ReadOnly[BaseException | None] = ReadOnly(
+        "The policy diagnostic: inspect it explicitly, it is not part of the chain."
+    )
+
     def __init__(self, name: str, cause: BaseException | None) -> None:
         self._name = name
         self._cause = cause
@@ -172,16 +179,6 @@ class AuthorizationError(ToolError):
         )
         super().__init__(text)
         self.__suppress_context__ = True
-
-    @property
-    def name(self) -> str:
-        """The name of the tool whose authorization failed."""
-        return self._name
-
-    @property
-    def cause(self) -> BaseException | None:
-        """The policy diagnostic: inspect it explicitly, it is not part of the chain."""
-        return self._cause
 
 
 def _go_quote(text: str) -> str:

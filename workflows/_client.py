@@ -27,6 +27,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from scope_tool import Principal, Request, current_principal
+from scope_tool._read_only import ReadOnly
 from workflows import wire
 from workflows._answer_text import is_short_text
 from workflows._closed import closed_phase, phase_clause, summary_phase
@@ -84,6 +85,9 @@ class ToolCalls:
             Workers check their own setting too.
     """
 
+    client: ReadOnly[Client] = ReadOnly("The Temporal client in use (with :data:`DATA_CONVERTER`).")
+    task_queue: ReadOnly[str] = ReadOnly("The task queue calls are started on.")
+
     def __init__(
         self,
         client: Client,
@@ -136,16 +140,6 @@ class ToolCalls:
             interceptors=client_tracing_interceptors(),  # SCOPE_TOOL_TRACING (workflows.tracing)
         )
         return cls(client, task_queue=task_queue)
-
-    @property
-    def client(self) -> Client:
-        """The Temporal client in use (with :data:`DATA_CONVERTER`)."""
-        return self._client
-
-    @property
-    def task_queue(self) -> str:
-        """The task queue calls are started on."""
-        return self._task_queue
 
     async def tools(self) -> list[ToolInfo]:
         """The tools the workers polling this task queue serve now, by name.

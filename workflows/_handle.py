@@ -26,6 +26,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from scope_tool import MAX_INPUT_BYTES
+from scope_tool._read_only import ReadOnly
 from workflows import wire
 from workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
 from workflows._answer_text import MAX_NAME_BYTES, encode_answer, is_short_text
@@ -51,6 +52,14 @@ __all__ = ["ToolCallHandle"]
 class ToolCallHandle:
     """One call: follow it, answer it, cancel it."""
 
+    call_id: ReadOnly[str] = ReadOnly("The call's id (its workflow id).")
+    attached: ReadOnly[bool] = ReadOnly(
+        "True when :meth:`ToolCalls.start` found this call already started (same request)."
+    )
+    workflow_handle: ReadOnly[WorkflowHandle[Any, CallOutcome]] = ReadOnly(
+        "The underlying Temporal handle (history, describe...)."
+    )
+
     def __init__(
         self,
         handle: WorkflowHandle[Any, CallOutcome],
@@ -59,27 +68,12 @@ class ToolCallHandle:
         attached: bool = False,
         client: Client | None = None,
     ) -> None:
-        self._handle = handle
+        self._workflow_handle = handle
         self._call_id = call_id
         self._attached = attached
         self._client = client
         # The question pending in the last status read, so answer() pins it without a read.
         self._pending_seen: str | None = None
-
-    @property
-    def call_id(self) -> str:
-        """The call's id (its workflow id)."""
-        return self._call_id
-
-    @property
-    def attached(self) -> bool:
-        """True when :meth:`ToolCalls.start` found this call already started (same request)."""
-        return self._attached
-
-    @property
-    def workflow_handle(self) -> WorkflowHandle[Any, CallOutcome]:
-        """The underlying Temporal handle (history, describe...)."""
-        return self._handle
 
     async def status(self, *, wait_for_worker: timedelta = timedelta(seconds=10)) -> CallStatus:
         """The call's current snapshot (query ``status``).
@@ -97,7 +91,7 @@ class ToolCallHandle:
                 ``wait_for_worker``.
         """
         try:
-            status: CallStatus = await self._handle.query(
+            status: CallStatus = await self._workflow_handle.query(
                 wire.STATUS,
                 result_type=CallStatus,
                 rpc_timeout=wait_for_worker,
@@ -108,7 +102,7 @@ class ToolCallHandle:
             self._pending_seen = status.pending.request_id if status.pending else None
             if self._client is None:
                 return status
-            waiting = await worker_wait(self._client, self._handle, status)
+            waiting = await worker_wait(self._client, self._workflow_handle, status)
             return replace(status, waiting_for_worker=waiting) if waiting else status
         except WorkflowQueryRejectedError as err:
             self._pending_seen = None
@@ -119,7 +113,7 @@ class ToolCallHandle:
             unanswered = err
         except WorkflowQueryFailedError as err:
             raise ToolCallsError(f"status of call {self._call_id!r} failed: {err}") from err
-        description = await self._handle.describe()
+        description = await self._workflow_handle.describe()
         if description.status in (None, WorkflowExecutionStatus.RUNNING):
             raise ToolCallsError(
                 f"status of call {self._call_id!r} needs a worker on task queue"
@@ -140,15 +134,17 @@ class ToolCallHandle:
         """The snapshot of a call closed without an outcome: terminal, nothing pending."""
         execution = rejected.status
         if execution is None:
-            execution = (await self._handle.describe()).status or WorkflowExecutionStatus.TERMINATED
+            execution = (
+                await self._workflow_handle.describe()
+            ).status or WorkflowExecutionStatus.TERMINATED
         try:  # the answers and round it had, replayed by a worker (none polling: left empty)
-            replayed: CallStatus | None = await self._handle.query(
+            replayed: CallStatus | None = await self._workflow_handle.query(
                 wire.STATUS, result_type=CallStatus, rpc_timeout=wait_for_worker
             )
         except (RPCError, WorkflowQueryFailedError):
             replayed = None
         outcome = await closed_outcome(
-            self._handle, execution, rounds=replayed.round if replayed else 0
+            self._workflow_handle, execution, rounds=replayed.round if replayed else 0
         )
         if replayed is not None:  # closed: nothing pending or in flight; refusals stay on record
             return replace(
@@ -159,7 +155,7 @@ class ToolCallHandle:
                 route=None,
                 waiting_for_worker=None,
             )
-        description = await self._handle.describe()
+        description = await self._workflow_handle.describe()
         return CallStatus(
             call_id=self._call_id,
             tool=description.typed_search_attributes.get(wire.TOOL_KEY) or "",
@@ -297,7 +293,7 @@ class ToolCallHandle:
             answer = replace(answer, response=b"", response_digest=digest)
 
         async def send() -> wire.AnswerReceipt:
-            receipt: wire.AnswerReceipt = await self._handle.execute_update(
+            receipt: wire.AnswerReceipt = await self._workflow_handle.execute_update(
                 wire.ANSWER, answer, id=update_id, result_type=wire.AnswerReceipt
             )
             return receipt
@@ -318,7 +314,7 @@ class ToolCallHandle:
 
     async def _stage(self, raw: bytes) -> None:
         try:
-            await self._handle.signal(wire.STAGE_ANSWER, wire.StagedAnswer(response=raw))
+            await self._workflow_handle.signal(wire.STAGE_ANSWER, wire.StagedAnswer(response=raw))
         except RPCError as err:
             raise self._translate(err, answering=True) from err
 
@@ -343,7 +339,7 @@ class ToolCallHandle:
         try:
             if identity_token is not None and answered_by is None:
                 answered_by = token_subject(identity_token)
-            await self._handle.signal(
+            await self._workflow_handle.signal(
                 wire.ANSWER,
                 wire.AnswerInput(
                     response=raw,
@@ -357,26 +353,28 @@ class ToolCallHandle:
 
     async def history(self) -> CallHistory:
         """The call's audit trail, read from its event history (works with no worker running)."""
-        return await fetch_call_history(self._handle, call_id=self._call_id)
+        return await fetch_call_history(self._workflow_handle, call_id=self._call_id)
 
     async def result(self) -> CallOutcome:
         """Wait for the call to end and return its outcome (every phase is a normal result)."""
         try:
-            return await self._handle.result()
+            return await self._workflow_handle.result()
         except RPCError as err:
             raise self._translate(err) from err
         except WorkflowFailureError as err:
-            latest = await self._handle.describe()  # the call's latest run
+            latest = await self._workflow_handle.describe()  # the call's latest run
             execution = latest.status
             if closed_phase(execution) is not None and execution is not None:
                 # Terminated, timed out: an outcome all the same, saying what closed it.
-                return await closed_outcome(self._handle, execution)
-            if latest.run_id != self._handle.result_run_id and execution in (
+                return await closed_outcome(self._workflow_handle, execution)
+            if latest.run_id != self._workflow_handle.result_run_id and execution in (
                 WorkflowExecutionStatus.RUNNING,
                 WorkflowExecutionStatus.COMPLETED,
             ):
                 # An operator reset the call: its run was replaced; follow the new one.
-                client = self._handle._client  # the handle's own client (no public accessor)
+                client = (
+                    self._workflow_handle._client
+                )  # the handle's own client (no public accessor)
                 follow = client.get_workflow_handle(self._call_id, result_type=CallOutcome)
                 return await ToolCallHandle(follow, call_id=self._call_id).result()
             raise ToolCallsError(
@@ -386,7 +384,7 @@ class ToolCallHandle:
     async def cancel(self) -> None:
         """Ask the call to stop; it ends CANCELLED (a running tool is cancelled first)."""
         try:
-            await self._handle.cancel()
+            await self._workflow_handle.cancel()
         except RPCError as err:
             raise self._translate(err) from err
 

@@ -5,19 +5,22 @@ These values travel as query results and as the workflow result, so every field 
 histories recorded by an older version still decode.
 
 Each value owns its JSON (``to_json_dict``): the one documented shape of ``--json``, the inbox
-API and webhooks. Raw JSON fields become JSON values, times ISO 8601 UTC with ``Z`` and
-milliseconds, enums their string values.
+API and webhooks. It is the value's fields in order, by the rules of
+:func:`~workflows._json_form.json_members`: raw JSON fields become JSON values, times ISO 8601
+UTC with ``Z`` and milliseconds, enums their string values; each method says what it adds,
+converts otherwise or leaves out.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from scope_tool import FailureKind, Output, Principal
+from workflows._json_form import iso_time, json_members
 from workflows._prompt import json_value
 from workflows.errors import RefusalDetail
 
@@ -91,13 +94,7 @@ class PendingInput:
 
     def to_json_dict(self) -> dict[str, Any]:
         """``{request_id, prompt, response_schema, asked_at, deadline}`` as JSON values."""
-        return {
-            "request_id": self.request_id,
-            "prompt": json_value(self.prompt),
-            "response_schema": json_value(self.response_schema),
-            "asked_at": iso_time(self.asked_at),
-            "deadline": iso_time(self.deadline),
-        }
+        return json_members(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,15 +110,8 @@ class AnswerRecord:
     verified: bool = False
 
     def to_json_dict(self) -> dict[str, Any]:
-        """``{request_id, round, response, answered_by, verified, answered_at}``."""
-        return {
-            "request_id": self.request_id,
-            "round": self.round,
-            "response": json_value(self.response),
-            "answered_by": self.answered_by,
-            "verified": self.verified,
-            "answered_at": iso_time(self.answered_at),
-        }
+        """``{request_id, round, response, answered_by, answered_at, verified}``."""
+        return json_members(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,13 +130,7 @@ class RefusedAnswer:
 
     def to_json_dict(self) -> dict[str, Any]:
         """``{request_id, reason, message, answered_by, detail}``."""
-        return {
-            "request_id": self.request_id,
-            "reason": self.reason,
-            "message": self.message,
-            "answered_by": self.answered_by,
-            "detail": self.detail.to_json_dict() if self.detail is not None else None,
-        }
+        return json_members(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,22 +150,22 @@ class CallOutcome:
     evidence: Output | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
-        """``{phase, output, text, details, failure_kind, message, rounds, evidence}``.
+        """``{phase, output, failure_kind, message, rounds, evidence, text, details}``.
 
         ``output`` is the whole model-visible output; ``text`` its text blocks joined (or its
         details as JSON text when it has no text); ``details`` its details as a JSON value.
         """
-        output = self.output
-        text = output.text()
+        output = json_value(self.output.to_json())
+        text = self.output.text()
+        evidence = self.evidence
         return {
-            "phase": self.phase.value,
-            "output": json_value(output.to_json()),
-            "text": text if text is not None else json.dumps(json_value(output.to_json())),
-            "details": json_value(output.details) if output.details else None,
-            "failure_kind": self.failure_kind.value if self.failure_kind is not None else None,
-            "message": self.message,
-            "rounds": self.rounds,
-            "evidence": json_value(self.evidence.to_json()) if self.evidence else None,
+            **json_members(
+                self,
+                output=output,
+                evidence=json_value(evidence.to_json()) if evidence is not None else None,
+            ),
+            "text": text if text is not None else json.dumps(output),
+            "details": json_value(self.output.details) if self.output.details else None,
         }
 
 
@@ -229,14 +213,7 @@ class WorkerWait:
 
     def to_json_dict(self) -> dict[str, Any]:
         """As plain JSON, with :attr:`message` for people."""
-        return {
-            "message": self.message,
-            "tool": self.tool,
-            "contract_digest": self.contract_digest,
-            "task_queue": self.task_queue,
-            "waiting_since": iso_time(self.waiting_since),
-            "last_poll_at": iso_time(self.last_poll_at),
-        }
+        return {"message": self.message, **json_members(self)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -266,27 +243,12 @@ class CallStatus:
     waiting_for_worker: WorkerWait | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The snapshot as plain JSON, each member in its own value's shape."""
-        return {
-            "call_id": self.call_id,
-            "tool": self.tool,
-            "phase": self.phase.value,
-            "round": self.round,
-            "pending": self.pending.to_json_dict() if self.pending is not None else None,
-            "allowed_answerers": list(self.allowed_answerers),
-            "principal": principal_json(self.principal),
-            "require_verified": self.require_verified,
-            "answers": [answer.to_json_dict() for answer in self.answers],
-            "refused": [refused.to_json_dict() for refused in self.refused],
-            "refused_dropped": self.refused_dropped,
-            "outcome": self.outcome.to_json_dict() if self.outcome is not None else None,
-            "notify_errors": list(self.notify_errors),
-            "waiting_for_worker": (
-                self.waiting_for_worker.to_json_dict()
-                if self.waiting_for_worker is not None
-                else None
-            ),
-        }
+        """The snapshot as plain JSON, each member in its own value's shape.
+
+        ``route`` is the workflow's own bookkeeping, not part of the shape
+        (``waiting_for_worker`` says what a caller needs of it).
+        """
+        return json_members(self, principal=principal_json(self.principal), leave_out=("route",))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -300,19 +262,4 @@ class CallSummary:
 
     def to_json_dict(self) -> dict[str, Any]:
         """``{call_id, tool, phase, started_at}``."""
-        return {
-            "call_id": self.call_id,
-            "tool": self.tool,
-            "phase": self.phase.value,
-            "started_at": iso_time(self.started_at),
-        }
-
-
-def iso_time(moment: datetime | None) -> str | None:
-    """ISO 8601 in UTC with ``Z`` and milliseconds (naive times are taken as UTC)."""
-    if moment is None:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    text = moment.astimezone(UTC).isoformat(timespec="milliseconds")
-    return text.replace("+00:00", "Z")
+        return json_members(self)

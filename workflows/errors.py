@@ -24,6 +24,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from scope_tool.errors import ToolError
+from workflows._json_form import json_members
 
 __all__ = [
     "ANSWER_REJECTION_REASONS",
@@ -91,14 +92,7 @@ class RefusalDetail:
 
     def to_json_dict(self) -> dict[str, Any]:
         """The detail as plain JSON (the shape of ``detail`` in the CLI, inbox and API)."""
-        return {
-            "problem": self.problem,
-            "schema_path": self.schema_path,
-            "allowed_answerers": list(self.allowed_answerers),
-            "pending_request_id": self.pending_request_id,
-            "suggestion": self.suggestion,
-            "phase": self.phase,
-        }
+        return json_members(self)
 
     @classmethod
     def from_json(cls, value: Any) -> RefusalDetail:

@@ -40,6 +40,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from scope_tool import InputRequest, Principal
 from workflows._answer_check import Accepted, Unchecked, check_answer
+from workflows._json_form import json_members
 from workflows._staging import StagedTexts
 from workflows._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
 from workflows.errors import CallNotFoundError, ToolCallsError
@@ -135,68 +136,31 @@ class CallHistory:
     ended_at: datetime | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """One JSON-compatible shape (raw JSON fields parsed, times ISO 8601 UTC)."""
-        return {
-            "call_id": self.call_id,
-            "tool": self.tool,
-            "arguments": _json_value(self.arguments),
-            "started_at": _iso(self.started_at),
-            "started_by": self.started_by,
-            "allowed_answerers": list(self.allowed_answerers),
-            "principal": principal_json(self.principal),
-            "require_verified": self.require_verified,
-            "questions": [
-                {
-                    "request_id": each.request_id,
-                    "round": each.round,
-                    "prompt": _json_value(each.prompt),
-                    "response_schema": _json_value(each.response_schema),
-                    "asked_at": _iso(each.asked_at),
-                }
-                for each in self.questions
+        """One JSON-compatible shape (raw JSON fields parsed, times ISO 8601 UTC).
+
+        The fields in order, by :func:`~workflows._json_form.json_members`'s rules, but for
+        times (to the microsecond, as the events record them) and ``outcome`` (without
+        ``evidence``, and without the status JSON's ``text`` and ``details``).
+        """
+        outcome = self.outcome
+        return json_members(
+            self,
+            started_at=_iso(self.started_at),
+            principal=principal_json(self.principal),
+            questions=[json_members(each, asked_at=_iso(each.asked_at)) for each in self.questions],
+            answers=[
+                json_members(each, answered_at=_iso(each.answered_at)) for each in self.answers
             ],
-            "answers": [
-                {
-                    "request_id": each.request_id,
-                    "round": each.round,
-                    "response": _json_value(each.response),
-                    "answered_by": each.answered_by,
-                    "verified": each.verified,
-                    "client_identity": each.client_identity,
-                    "answered_at": _iso(each.answered_at),
-                    "via": each.via.value,
-                    "duplicate": each.duplicate,
-                }
-                for each in self.answers
+            refusals=[
+                json_members(each, refused_at=_iso(each.refused_at)) for each in self.refusals
             ],
-            "refusals": [
-                {
-                    "request_id": each.request_id,
-                    "reason": each.reason,
-                    "message": each.message,
-                    "response": _json_value(each.response),
-                    "answered_by": each.answered_by,
-                    "client_identity": each.client_identity,
-                    "refused_at": _iso(each.refused_at),
-                    "via": each.via.value,
-                }
-                for each in self.refusals
-            ],
-            "rounds": self.rounds,
-            "execution_status": self.execution_status,
-            "outcome": None
-            if self.outcome is None
-            else {
-                "phase": self.outcome.phase.value,
-                "output": json.loads(self.outcome.output.to_json()),
-                "failure_kind": None
-                if self.outcome.failure_kind is None
-                else str(self.outcome.failure_kind),
-                "message": self.outcome.message,
-                "rounds": self.outcome.rounds,
-            },
-            "ended_at": _iso(self.ended_at) if self.ended_at else None,
-        }
+            outcome=None
+            if outcome is None
+            else json_members(
+                outcome, output=json.loads(outcome.output.to_json()), leave_out=("evidence",)
+            ),
+            ended_at=_iso(self.ended_at) if self.ended_at else None,
+        )
 
 
 async def fetch_call_history(handle: WorkflowHandle[Any, Any], *, call_id: str) -> CallHistory:
@@ -458,11 +422,3 @@ _ENDINGS = {
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def _json_value(raw: bytes) -> Any:
-    """Raw JSON text as a value; text that is not JSON is kept as a string."""
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):  # not JSON, or deeper than Python's parser goes
-        return raw.decode("utf-8", "replace")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from scope_tool import FailureKind, Output
+from scope_tool import FailureKind, Output, Principal
 from workflows import (
     AnswerRecord,
     CallOutcome,
@@ -16,7 +16,15 @@ from workflows import (
     Phase,
     RefusalDetail,
     RefusedAnswer,
+    RoundRoute,
     read_prompt,
+)
+from workflows.history import (
+    AnswerVia,
+    CallHistory,
+    HistoryAnswer,
+    HistoryQuestion,
+    HistoryRefusal,
 )
 from workflows.wire import NotifyInput
 
@@ -82,6 +90,159 @@ def test_an_outcome_serialises_output_text_and_failure() -> None:
     assert shown["message"] == "boom"
     assert json.loads(shown["text"]) == {"n": 1}
     assert shown["output"]["details"] == {"n": 1}
+
+
+def test_the_status_shape_leaves_out_the_route_and_shows_the_principal() -> None:
+    status = CallStatus(
+        call_id="c",
+        tool="t",
+        phase=Phase.RUNNING,
+        round=2,
+        principal=Principal(user="u", roles=("b", "a")),
+        route=RoundRoute(task_queue="q@t", round=2, contract_digest="d", scheduled_at=ASKED),
+    )
+    shown = status.to_json_dict()
+    assert set(shown) == {
+        "call_id",
+        "tool",
+        "phase",
+        "round",
+        "pending",
+        "answers",
+        "outcome",
+        "refused",
+        "refused_dropped",
+        "notify_errors",
+        "allowed_answerers",
+        "principal",
+        "require_verified",
+        "waiting_for_worker",
+    }
+    assert shown["principal"] == {"user": "u", "tenant": None, "roles": ["a", "b"]}
+
+
+def test_an_outcome_shows_evidence_apart_from_the_output() -> None:
+    outcome = CallOutcome(
+        phase=Phase.COMPLETED, output=Output.text_output("hi"), evidence=Output(details=b"[1]")
+    )
+    shown = outcome.to_json_dict()
+    assert set(shown) == {
+        "phase",
+        "output",
+        "text",
+        "details",
+        "failure_kind",
+        "message",
+        "rounds",
+        "evidence",
+    }
+    assert shown["text"] == "hi"
+    assert shown["details"] is None
+    assert shown["failure_kind"] is None
+    assert shown["evidence"] == {"details": [1]}
+
+
+def test_a_history_keeps_microseconds_and_a_short_outcome() -> None:
+    trail = CallHistory(
+        call_id="c",
+        tool="t",
+        arguments=b'{"x":1}',
+        started_at=ASKED,
+        started_by="me",
+        questions=(
+            HistoryQuestion(
+                request_id="c/r1", round=1, prompt=b'"ok?"', response_schema=b"{}", asked_at=ASKED
+            ),
+        ),
+        answers=(
+            HistoryAnswer(
+                request_id="c/r1",
+                round=1,
+                response=b"true",
+                answered_by=None,
+                client_identity="ci",
+                answered_at=ASKED,
+                via=AnswerVia.UPDATE,
+            ),
+        ),
+        refusals=(
+            HistoryRefusal(
+                request_id=None,
+                reason="schema",
+                message="m",
+                response=b"2",
+                answered_by="z",
+                client_identity="ci",
+                refused_at=ASKED,
+            ),
+        ),
+        rounds=1,
+        execution_status="COMPLETED",
+        outcome=CallOutcome(
+            phase=Phase.FAILED,
+            output=Output.text_output("no"),
+            failure_kind=FailureKind.FAILED,
+            message="boom",
+            rounds=1,
+            evidence=Output.text_output("seen"),
+        ),
+        ended_at=ASKED,
+    )
+    at = "2026-01-02T03:04:05.678901Z"
+    assert trail.to_json() == {
+        "call_id": "c",
+        "tool": "t",
+        "arguments": {"x": 1},
+        "started_at": at,
+        "started_by": "me",
+        "allowed_answerers": [],
+        "principal": None,
+        "require_verified": False,
+        "questions": [
+            {
+                "request_id": "c/r1",
+                "round": 1,
+                "prompt": "ok?",
+                "response_schema": {},
+                "asked_at": at,
+            }
+        ],
+        "answers": [
+            {
+                "request_id": "c/r1",
+                "round": 1,
+                "response": True,
+                "answered_by": None,
+                "client_identity": "ci",
+                "answered_at": at,
+                "via": "update",
+                "duplicate": False,
+                "verified": False,
+            }
+        ],
+        "refusals": [
+            {
+                "request_id": None,
+                "reason": "schema",
+                "message": "m",
+                "response": 2,
+                "answered_by": "z",
+                "client_identity": "ci",
+                "refused_at": at,
+                "via": "signal",
+            }
+        ],
+        "rounds": 1,
+        "execution_status": "COMPLETED",
+        "outcome": {
+            "phase": "FAILED",
+            "output": {"content": [{"type": "text", "text": "no"}]},
+            "failure_kind": "failed",
+            "message": "boom",
+            "rounds": 1,
+        },
+        "ended_at": at,
+    }
 
 
 def test_the_webhook_body_uses_the_same_prompt_value() -> None:

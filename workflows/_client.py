@@ -34,6 +34,7 @@ from workflows._closed import closed_phase, phase_clause, summary_phase
 from workflows._converter import DATA_CONVERTER, with_scope_tool_converter
 from workflows._first_stop import refused_start, start_at_first_stop, start_options
 from workflows._handle import ToolCallHandle
+from workflows._keywords import refuse_unknown_keywords
 from workflows._routing import ServedTools, ToolInfo, list_tools
 from workflows._status import CallOutcome, CallStatus, CallSummary, Phase
 from workflows.errors import (
@@ -192,7 +193,7 @@ class ToolCalls:
         if response is not None and getattr(response, "started", True) is False:
             # USE_EXISTING returned the running call with this id rather than starting one.
             return await self._attach(call_id, request, call.principal)
-        return ToolCallHandle(handle, call_id=call_id, client=self._client)
+        return ToolCallHandle(handle, client=self._client)
 
     async def start_and_wait(
         self,
@@ -229,10 +230,7 @@ class ToolCalls:
         self, request: Request, *, call_id: str, options: CallOptions
     ) -> wire.ToolCallInput:
         """The workflow input for a call, or the ValueError saying which argument is wrong."""
-        unknown = sorted(set(options) - CallOptions.__optional_keys__)
-        if unknown:
-            known = ", ".join(sorted(CallOptions.__optional_keys__))
-            raise TypeError(f"unexpected keyword argument {unknown[0]!r} (call options: {known})")
+        refuse_unknown_keywords(options, CallOptions.__optional_keys__, "call options")
         answer_timeout = options.get("answer_timeout")
         allowed_answerers = options.get("allowed_answerers", ())
         notify_url = options.get("notify_url")
@@ -309,9 +307,7 @@ class ToolCalls:
             first = event
             break
         if first is None or not first.HasField("workflow_execution_started_event_attributes"):
-            return ToolCallHandle(
-                attached.workflow_handle, call_id=call_id, attached=True, client=self._client
-            )
+            return ToolCallHandle(attached.workflow_handle, attached=True, client=self._client)
         payloads = first.workflow_execution_started_event_attributes.input.payloads
         [existing] = await self._client.data_converter.decode(payloads, [wire.ToolCallInput])
         if existing.tool != request.name or _as_bytes(existing.arguments) != _as_bytes(
@@ -324,14 +320,12 @@ class ToolCalls:
             raise CallConflictError(
                 call_id, existing_tool=existing.tool, same_tool=True, other_principal=True
             )
-        return ToolCallHandle(
-            attached.workflow_handle, call_id=call_id, attached=True, client=self._client
-        )
+        return ToolCallHandle(attached.workflow_handle, attached=True, client=self._client)
 
     def get(self, call_id: str) -> ToolCallHandle:
         """A handle to the call ``call_id`` (no I/O; a missing call shows up on first use)."""
         handle = self._client.get_workflow_handle(call_id, result_type=CallOutcome)
-        return ToolCallHandle(handle, call_id=call_id, client=self._client)
+        return ToolCallHandle(handle, client=self._client)
 
     async def list(
         self, *, phase: Phase | None = None, tool: str | None = None, limit: int = 100

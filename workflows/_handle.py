@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from temporalio.client import (
     Client,
@@ -32,6 +32,7 @@ from workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
 from workflows._answer_text import MAX_NAME_BYTES, encode_answer, is_short_text
 from workflows._busy import retry_while_busy, task_failing
 from workflows._closed import closed_outcome, closed_phase
+from workflows._keywords import refuse_unknown_keywords
 from workflows._routing import worker_wait
 from workflows._staging import text_digest
 from workflows._status import CallOutcome, CallStatus
@@ -49,6 +50,16 @@ from workflows.identity import token_subject
 __all__ = ["ToolCallHandle"]
 
 
+class AnswerSender(TypedDict, total=False):
+    """Which question an answer is for and who sends it: the keywords of
+    :meth:`ToolCallHandle.answer` besides the response (described there), which
+    :meth:`ToolCallHandle.signal_answer` takes too."""
+
+    request_id: str | None
+    answered_by: str | None
+    identity_token: str | None
+
+
 class ToolCallHandle:
     """One call: follow it, answer it, cancel it."""
 
@@ -64,12 +75,11 @@ class ToolCallHandle:
         self,
         handle: WorkflowHandle[Any, CallOutcome],
         *,
-        call_id: str,
         attached: bool = False,
         client: Client | None = None,
     ) -> None:
         self._workflow_handle = handle
-        self._call_id = call_id
+        self._call_id = handle.id  # a call's id is its workflow's
         self._attached = attached
         self._client = client
         # The question pending in the last status read, so answer() pins it without a read.
@@ -318,18 +328,18 @@ class ToolCallHandle:
         except RPCError as err:
             raise self._translate(err, answering=True) from err
 
-    async def signal_answer(
-        self,
-        response: Any,
-        *,
-        request_id: str | None = None,
-        answered_by: str | None = None,
-        identity_token: str | None = None,
-    ) -> None:
+    async def signal_answer(self, response: Any, **sender: Unpack[AnswerSender]) -> None:
         """Send an answer without waiting for its verdict (signal ``answer``).
 
-        A refused signal is recorded in ``status().refused`` and the call keeps waiting.
+        It takes the keywords of :meth:`answer` (``request_id``, ``answered_by``,
+        ``identity_token``), but an identity token goes by update only: by signal it is
+        refused. A refused signal is recorded in ``status().refused`` and the call keeps
+        waiting.
         """
+        refuse_unknown_keywords(sender, AnswerSender.__optional_keys__, "answer keywords")
+        request_id = sender.get("request_id")
+        answered_by = sender.get("answered_by")
+        identity_token = sender.get("identity_token")
         # JSON text as bytes goes as it is: the workflow checks it and records a refusal.
         raw = (
             bytes(response)
@@ -372,11 +382,10 @@ class ToolCallHandle:
                 WorkflowExecutionStatus.COMPLETED,
             ):
                 # An operator reset the call: its run was replaced; follow the new one.
-                client = (
-                    self._workflow_handle._client
-                )  # the handle's own client (no public accessor)
+                # The handle's own client: WorkflowHandle has no public accessor for it.
+                client = self._workflow_handle._client
                 follow = client.get_workflow_handle(self._call_id, result_type=CallOutcome)
-                return await ToolCallHandle(follow, call_id=self._call_id).result()
+                return await ToolCallHandle(follow).result()
             raise ToolCallsError(
                 f"call {self._call_id!r} ended without an outcome: {err.cause}"
             ) from err

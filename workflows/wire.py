@@ -212,6 +212,7 @@ class StagedAnswer:
     """An answer's text sent ahead of its update (signal ``stage_answer``); it decides nothing."""
 
     response: bytes
+    """The answer's JSON text; the update that follows names it by its SHA-256."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,7 +220,9 @@ class AnswerReceipt:
     """What an accepted answer returns: which question it answered, in which round."""
 
     request_id: str
+    """The question the answer was taken for (``"{call_id}/r{round}"``)."""
     round: int
+    """The round that asked it; the tool re-enters in the next one."""
     duplicate: bool = False
     """The answer repeated one already accepted (same question, same text): it was taken
     without effect, and no second round started."""

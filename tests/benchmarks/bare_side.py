@@ -7,7 +7,7 @@ import copy
 from dataclasses import dataclass
 from pathlib import Path
 
-from bare_workflows import ApprovalCall, BareApprovalWorkflow, BareEchoWorkflow, EchoCall
+from bare_workflows import ApprovalCall, BareApprovalWorkflow, BareEchoWorkflow
 from bench_functions import approval_outcome, echo_text
 from temporalio.client import Client, WorkflowHandle
 from worker_process import WorkerProcess
@@ -99,7 +99,7 @@ class BareSide:
     async def echo(self, call_id: str, text: str) -> None:
         """One completing call, start to result; raises if the result is not the echo."""
         result = await self.client.execute_workflow(
-            BareEchoWorkflow.run, EchoCall(text=text), id=call_id, task_queue=self.task_queue
+            BareEchoWorkflow.run, text, id=call_id, task_queue=self.task_queue
         )
         if result != echo_text(text):
             raise AssertionError(f"bare.Echo {call_id}: expected {text!r}, got {result!r}")

@@ -44,7 +44,6 @@ __all__ = [
     "BareApprovalWorkflow",
     "BareEchoWorkflow",
     "BareVerdictWorkflow",
-    "EchoCall",
     "ask_activity",
     "check_decimals_activity",
     "echo_activity",
@@ -53,13 +52,6 @@ __all__ = [
 
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
 _PHASE = SearchAttributeKey.for_keyword("ScopeToolPhase")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EchoCall:
-    """Input of ``bare.Echo`` and its activity."""
-
-    text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,9 +72,9 @@ class ApprovalDecision:
 
 
 @activity.defn(name="bare.echo")
-async def echo_activity(call: EchoCall) -> str:
+async def echo_activity(text: str) -> str:
     """Run the tool function once; the baseline twin of the engine's ``echo`` tool."""
-    return echo_text(call.text)
+    return echo_text(text)
 
 
 @activity.defn(name="bare.ask")
@@ -102,9 +94,9 @@ class BareEchoWorkflow:
     """One activity, Temporal's defaults: the floor for a completing call."""
 
     @workflow.run
-    async def run(self, call: EchoCall) -> str:
+    async def run(self, text: str) -> str:
         return await workflow.execute_activity(
-            echo_activity, call, start_to_close_timeout=ACTIVITY_TIMEOUT
+            echo_activity, text, start_to_close_timeout=ACTIVITY_TIMEOUT
         )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pydoc
+from types import SimpleNamespace
 from typing import assert_type
 
 import pytest
@@ -107,7 +108,7 @@ def _invocation() -> Invocation:
 
 
 def _handle() -> ToolCallHandle:
-    return ToolCallHandle(object(), call_id="c-1", attached=True)  # type: ignore[arg-type]
+    return ToolCallHandle(SimpleNamespace(id="c-1"), attached=True)  # type: ignore[arg-type]
 
 
 def _calls() -> ToolCalls:

@@ -150,7 +150,7 @@ async def test_an_answer_waits_out_a_failing_workflow_task(
         assert refusals, "the server never refused the update for the failing task"
         assert refusals[0].status == RPCStatusCode.FAILED_PRECONDITION
         with pytest.raises(ToolCallsError, match="workflow task keeps failing on the workers"):
-            await ToolCallHandle(handle, call_id=call_id).status()
+            await ToolCallHandle(handle).status()
         _TASKS_FAIL["now"] = False  # the next attempt of the task succeeds
         assert await answering == "approved"
         assert await handle.result() == "approved"

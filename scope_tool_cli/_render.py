@@ -188,10 +188,15 @@ def render_status(status: CallStatus) -> str:
             rows.append(("token from", "scope-tool token issue --for NAME (or the inbox)"))
     for number, answer in enumerate(status.answers, start=1):
         answer_fields = answer.to_json_dict()
+        text = (
+            f"({answer.omitted_response_bytes} bytes; scope-tool history {status.call_id} shows it)"
+            if answer.omitted_response_bytes
+            else json.dumps(answer_fields["response"])
+        )
         rows.append(
             (
                 f"answer {number}",
-                f"{json.dumps(answer_fields['response'])} by {answer_fields['answered_by'] or '-'}"
+                f"{text} by {answer_fields['answered_by'] or '-'}"
                 + (" (verified)" if answer.verified else ""),
             )
         )

@@ -21,6 +21,7 @@ from starlette.templating import Jinja2Templates
 from scope_tool_inbox.approval_form import answer_from_approval
 from scope_tool_inbox.csrf import FormTokens, foreign_origin
 from scope_tool_inbox.display import (
+    DisplayField,
     clock_time,
     display_fields,
     display_value,
@@ -46,6 +47,7 @@ from scope_tool_inbox.views import (
     relative_time,
 )
 from workflows import (
+    AnswerRecord,
     AnswerRejectedError,
     CallNotFoundError,
     ToolCallsError,
@@ -223,9 +225,7 @@ class InboxPages:
                 "fingerprint": call_fingerprint(status),
                 "refresh_ms": self._refresh_ms,
                 "outcome_text": status.outcome.output.text() if status.outcome else None,
-                "answer_shown": {
-                    a.request_id: display_value(json_value(a.response)) for a in status.answers
-                },
+                "answer_shown": {a.request_id: _answer_shown(a) for a in status.answers},
                 "history": history,
                 "history_problem": history_problem,
                 "arguments": display_fields(history.arguments) if history is not None else (),
@@ -315,3 +315,12 @@ class InboxPages:
             return await again(f"the answer could not be delivered: {error}", 502)
         target = f"{call_path(call_id)}?answered={quote(request_id, safe='')}"
         return RedirectResponse(target, status_code=303)
+
+
+def _answer_shown(answer: AnswerRecord) -> DisplayField:
+    """An answer's text for the page; one the status left out (too long) by its size."""
+    if answer.omitted_response_bytes:
+        return display_value(
+            f"({answer.omitted_response_bytes} bytes; the call's trail below has the text)"
+        )
+    return display_value(json_value(answer.response))

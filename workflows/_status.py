@@ -14,10 +14,11 @@ converts otherwise or leaves out.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from scope_tool import FailureKind, Output, Principal
 from workflows._json_form import iso_time, json_members
@@ -25,6 +26,7 @@ from workflows._prompt import json_value
 from workflows.errors import RefusalDetail
 
 __all__ = [
+    "STATUS_ANSWER_BYTES",
     "TERMINAL_PHASES",
     "AnswerRecord",
     "CallOutcome",
@@ -36,6 +38,7 @@ __all__ = [
     "RoundRoute",
     "WorkerWait",
     "principal_json",
+    "shown_answers",
 ]
 
 
@@ -108,10 +111,38 @@ class AnswerRecord:
     answered_at: datetime
     # True when ``answered_by`` is the subject of an identity token the workflow verified.
     verified: bool = False
+    omitted_response_bytes: int = 0
+    """Set when a status snapshot leaves the text out (see :func:`shown_answers`): its size in
+    bytes. ``response`` is then ``null``; the call's history has the text."""
 
     def to_json_dict(self) -> dict[str, Any]:
-        """``{request_id, round, response, answered_by, answered_at, verified}``."""
+        """``{request_id, round, response, answered_by, answered_at, verified,
+        omitted_response_bytes}``."""
         return json_members(self)
+
+
+STATUS_ANSWER_BYTES: Final = 256 * 1024
+"""How many bytes of answer text a status snapshot carries at most, newest answers first.
+
+A snapshot travels as one payload (query result, ``first_stop`` update result), which Temporal
+refuses past 2 MiB ("Blob data size exceeds limit"): two answers near ``MAX_INPUT_BYTES`` made a
+call's status unreadable."""
+
+
+def shown_answers(answers: Iterable[AnswerRecord]) -> tuple[AnswerRecord, ...]:
+    """``answers`` as a status snapshot shows them: the texts of the newest up to
+    :data:`STATUS_ANSWER_BYTES` in all; each other one has ``response`` ``null`` and its size in
+    ``omitted_response_bytes``."""
+    budget = STATUS_ANSWER_BYTES
+    shown: list[AnswerRecord] = []
+    for answer in reversed(tuple(answers)):
+        size = len(answer.response)
+        if size <= budget:
+            budget -= size
+            shown.append(answer)
+        else:
+            shown.append(replace(answer, response=b"null", omitted_response_bytes=size))
+    return tuple(reversed(shown))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

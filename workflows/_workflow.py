@@ -74,6 +74,7 @@ with workflow.unsafe.imports_passed_through():
         Phase,
         RefusedAnswer,
         RoundRoute,
+        shown_answers,
     )
     from workflows.identity import installed_identity_secret
     from workflows.web_ui_text import finished_details, running_details, waiting_details
@@ -643,7 +644,7 @@ class ToolCallWorkflow:
             phase=self._phase,
             round=self._round,
             pending=self._pending,
-            answers=tuple(self._answers.values()),
+            answers=shown_answers(self._answers.values()),
             outcome=self._outcome,
             refused=tuple(self._refused),
             refused_dropped=self._refused_dropped,

@@ -149,7 +149,13 @@ class CallHistory:
             principal=principal_json(self.principal),
             questions=[json_members(each, asked_at=_iso(each.asked_at)) for each in self.questions],
             answers=[
-                json_members(each, answered_at=_iso(each.answered_at)) for each in self.answers
+                # A history always has the text: nothing is left out of it.
+                json_members(
+                    each,
+                    leave_out=("omitted_response_bytes",),
+                    answered_at=_iso(each.answered_at),
+                )
+                for each in self.answers
             ],
             refusals=[
                 json_members(each, refused_at=_iso(each.refused_at)) for each in self.refusals

@@ -95,4 +95,33 @@ class Carry:
         )
 
 
-REGISTRY = Registry(AskWith(), Carry())
+class AskTimes:
+    """Asks ``times`` questions that take any JSON, then reports each answer's size."""
+
+    def definition(self) -> Definition:
+        return Definition(
+            name="ask_times",
+            description="ask the given number of times",
+            input_schema={
+                "type": "object",
+                "properties": {"times": {"type": "integer", "minimum": 1}},
+                "required": ["times"],
+            },
+        )
+
+    async def call(self, invocation: Invocation) -> Result:
+        times = int(json.loads(invocation.arguments)["times"])
+        continuation = invocation.continuation
+        sizes = [] if continuation is None else json.loads(continuation.state)
+        if continuation is not None:
+            sizes.append(len(continuation.response))
+        if len(sizes) == times:
+            return Result(output=Output.text_output(f"took {sizes} bytes"))
+        return Result(
+            input_request=InputRequest(
+                prompt=b'"another answer"', response_schema={}, state=json.dumps(sizes)
+            )
+        )
+
+
+REGISTRY = Registry(AskWith(), Carry(), AskTimes())

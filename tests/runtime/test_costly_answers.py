@@ -27,6 +27,7 @@ from workers import build_worker
 from workers._check_answer import check_answer_now
 from workflows import AnswerRejectedError, Phase, ToolCalls
 from workflows._answer_check import MAX_REFUSAL_TEXT, ROUND_INPUT_LIMIT, WORKFLOW_CHECK_BYTES
+from workflows._status import STATUS_ANSWER_BYTES
 from workflows.wire import CheckAnswerInput
 
 MIB = 1024 * 1024
@@ -399,10 +400,38 @@ async def test_many_large_answers_in_one_workflow_task_leave_the_call_whole(
     assert len(refused) + len(taken) == len(updates), results
     assert all(r.reason == "stale_request" for r in refused), results
     assert len(status.answers) == 1
-    assert status.answers[0].response in texts
+    assert status.answers[0].omitted_response_bytes == len(GOOD)  # too long for a status
     assert len(taken) == (0 if status.answers[0].answered_by == "signal" else 1)
     assert await _failed_tasks(handle) == []
     # The history shows the winning answer's text, not the digest its update carried.
     history = await handle.history()
-    assert [answer.response for answer in history.answers] == [status.answers[0].response]
+    assert [answer.response in texts for answer in history.answers] == [True]
+    assert history.answers[0].answered_by == status.answers[0].answered_by
+    await assert_replays(handle)
+
+
+async def test_a_status_stays_readable_after_several_large_answers(
+    calls: ToolCalls, costly_worker: Any
+) -> None:
+    """Three ~1 MiB answers to three questions: each status read works, and the last shows
+    every answer by its size (a snapshot carries at most ``STATUS_ANSWER_BYTES`` of answer
+    text). Before the bound, the second answer made the status query fail ("Blob data size
+    exceeds limit"), so neither the CLI nor the inbox could show the call."""
+    handle = await calls.start(
+        Request(name="ask_times", arguments='{"times": 3}'), call_id=f"answers-{uuid.uuid4()}"
+    )
+    for round_number in (1, 2, 3):
+        pending = (await wait_for_phase(handle, Phase.AWAITING_INPUT)).pending
+        assert pending is not None
+        assert pending.request_id == f"{handle.call_id}/r{round_number}"
+        await handle.answer(GOOD, request_id=pending.request_id, answered_by="alice")
+    outcome = await handle.result()
+    assert outcome.phase is Phase.COMPLETED
+    assert outcome.output.text() == f"took {[len(GOOD)] * 3} bytes"
+    status = await handle.status()
+    assert [a.omitted_response_bytes for a in status.answers] == [len(GOOD)] * 3
+    assert len(json.dumps(status.to_json_dict())) < STATUS_ANSWER_BYTES
+    history = await handle.history()
+    assert [answer.response for answer in history.answers] == [GOOD] * 3
+    assert await _failed_tasks(handle) == []
     await assert_replays(handle)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from scope_tool import FailureKind, Output, Principal
+from scope_tool_cli._render import render_status
 from workflows import (
     AnswerRecord,
     CallOutcome,
@@ -19,6 +20,7 @@ from workflows import (
     RoundRoute,
     read_prompt,
 )
+from workflows._status import STATUS_ANSWER_BYTES, shown_answers
 from workflows.history import (
     AnswerVia,
     CallHistory,
@@ -271,3 +273,51 @@ def test_the_webhook_body_uses_the_same_prompt_value() -> None:
 def test_one_prompt_reader(prompt: bytes, question: str, details: object) -> None:
     read = read_prompt(prompt)
     assert (read.question, read.details) == (question, details)
+
+
+def _answer(round_number: int, size: int) -> AnswerRecord:
+    text = json.dumps("x" * (size - 2)).encode()
+    assert len(text) == size
+    return AnswerRecord(
+        request_id=f"c/r{round_number}",
+        round=round_number,
+        response=text,
+        answered_by="al",
+        answered_at=ASKED,
+    )
+
+
+def test_a_status_carries_the_newest_answer_texts_up_to_its_budget() -> None:
+    small, large = 1000, STATUS_ANSWER_BYTES - 1000
+    answers = (_answer(1, large), _answer(2, small), _answer(3, large), _answer(4, small))
+    shown = shown_answers(answers)
+    # The newest two fill the budget exactly; the older ones are left out, each with its size.
+    assert [a.omitted_response_bytes for a in shown] == [large, small, 0, 0]
+    assert [a.response for a in shown[:2]] == [b"null", b"null"]
+    assert shown[2:] == answers[2:]
+    assert sum(len(a.response) for a in shown[2:]) == STATUS_ANSWER_BYTES
+    assert shown_answers(()) == ()
+
+
+def test_an_answer_longer_than_the_budget_is_left_out_and_an_older_small_one_shown() -> None:
+    answers = (_answer(1, 10), _answer(2, STATUS_ANSWER_BYTES + 1))
+    shown = shown_answers(answers)
+    assert shown[0] == answers[0]
+    assert shown[1].omitted_response_bytes == STATUS_ANSWER_BYTES + 1
+    as_json = shown[1].to_json_dict()
+    assert as_json["response"] is None
+    assert as_json["omitted_response_bytes"] == STATUS_ANSWER_BYTES + 1
+    assert shown[0].to_json_dict()["omitted_response_bytes"] == 0
+
+
+def test_the_terminal_names_an_omitted_answer_by_its_size_and_where_to_read_it() -> None:
+    status = CallStatus(
+        call_id="c",
+        tool="t",
+        phase=Phase.RUNNING,
+        round=3,
+        answers=shown_answers((_answer(1, 20), _answer(2, STATUS_ANSWER_BYTES + 1))),
+    )
+    text = render_status(status)
+    assert f'"{"x" * 18}" by al' in text
+    assert f"({STATUS_ANSWER_BYTES + 1} bytes; scope-tool history c shows it) by al" in text

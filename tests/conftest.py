@@ -114,6 +114,16 @@ def temporal_client(temporal_environment: Any) -> Any:
     return temporal_environment.client
 
 
+@pytest.fixture(autouse=True)
+def _no_dev_left_running() -> Iterator[None]:
+    """Stop any ``scope-tool dev`` this test started and left running (it failed midway)."""
+    from e2e._cli import STARTED, stop_left_running
+
+    since = len(STARTED)
+    yield
+    stop_left_running(since)
+
+
 @pytest.fixture
 def task_queue() -> str:
     """A fresh task queue per test, so parallel and successive tests never share work."""

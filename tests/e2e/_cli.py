@@ -139,6 +139,18 @@ class DevProcess:
         return code
 
 
+STARTED: list[DevProcess] = []
+"""Every ``scope-tool dev`` the session started, so one a failing test left running is stopped."""
+
+
+def stop_left_running(since: int) -> None:
+    """Stop (Ctrl-C: it takes its server and worker along) each dev from ``STARTED[since:]``
+    still running; a test that fails before its own ``stop`` leaves no processes behind."""
+    for dev in STARTED[since:]:
+        if dev.process.poll() is None:
+            dev.stop(signal.SIGINT)
+
+
 def start_dev(data_dir: Path, *extra: str, port: int | None = None) -> DevProcess:
     """Start ``scope-tool dev`` and block until it prints its ready line (or fail loudly)."""
     port = port or free_port()
@@ -164,6 +176,7 @@ def start_dev(data_dir: Path, *extra: str, port: int | None = None) -> DevProces
     dev = DevProcess(
         process=process, data_dir=data_dir, port=port, ui_port=ui_port, inbox_port=inbox_port
     )
+    STARTED.append(dev)
     dev.reader = threading.Thread(target=dev.drain, daemon=True)
     dev.reader.start()
     deadline = time.monotonic() + STARTUP_SECONDS

@@ -109,8 +109,16 @@ def _time(moment: Any) -> str:
     return str(moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z")
 
 
+SHOWN_CHARACTERS = 500
+"""How much of one answer or schema the text trail prints; ``--json`` has all of it."""
+
+
 def _compact(raw: bytes) -> str:
+    """``raw`` JSON on one line, cut at :data:`SHOWN_CHARACTERS` with its size said."""
     try:
-        return json.dumps(json.loads(raw), ensure_ascii=False, separators=(",", ":"))
-    except (ValueError, UnicodeDecodeError):
-        return raw.decode("utf-8", "replace")
+        text = json.dumps(json.loads(raw), ensure_ascii=False, separators=(",", ":"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        text = raw.decode("utf-8", "replace")
+    if len(text) <= SHOWN_CHARACTERS:
+        return text
+    return f"{text[:SHOWN_CHARACTERS]}... ({len(raw)} bytes; --json shows all of it)"

@@ -1,4 +1,4 @@
-# The scope-tool worker image: `python -m workers` serving a registry of tools.
+# The scope-tool worker image: `python -m scope_tool.workers` serving a registry of tools.
 # Workers are stateless (all call state lives in Temporal), so run as many replicas as you like
 # on one task queue.
 #
@@ -26,8 +26,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 # SIGTERM (docker stop, a Kubernetes rollout) lets the worker finish its activities and exit.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["python", "-m", "workers"]
-CMD ["--tools", "workers.examples:registry"]
+ENTRYPOINT ["python", "-m", "scope_tool.workers"]
+CMD ["--tools", "examples.tools:registry"]
 
 # Dependencies first: this layer changes only when a dependency does, not with every source edit.
 # A venv, because Debian's own Python refuses system-wide pip installs (PEP 668).
@@ -41,5 +41,8 @@ RUN python3 -m venv "$VIRTUAL_ENV" \
 COPY build/images/worker/project/ /tmp/project/
 RUN pip install --no-index --no-deps --no-cache-dir --disable-pip-version-check /tmp/project/*.whl \
     && rm -rf /tmp/project
+
+# The example tools the default command serves (examples/ is not part of the package).
+COPY examples/__init__.py examples/tools.py /app/examples/
 
 USER scope

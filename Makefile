@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
-PACKAGES := scope_tool workflows workers scope_tool_cli scope_tool_inbox scope_tool_agents scope_tool_mcp
+PACKAGES := scope_tool
 
 .PHONY: run test lint typecheck unit bench stress clean setup browser
 
@@ -81,7 +81,7 @@ IMAGES_DIR        := build/images
 CONTAINERS_STAMP  := $(VENV)/.containers-installed
 # The classic builder: Debian's docker.io ships no buildx plugin, which BuildKit needs.
 DOCKER_BUILD      := DOCKER_BUILDKIT=0 $(DOCKER) build --quiet
-WORKER_SOURCES    := pyproject.toml $(shell find scope_tool workflows workers scope_tool_cli -type f -not -name '*.pyc' 2>/dev/null)
+WORKER_SOURCES    := pyproject.toml $(shell find scope_tool workflows workers examples -type f -not -name '*.pyc' 2>/dev/null)
 
 .PHONY: docker-engine images image-temporal image-python-base image-worker test-containers
 

@@ -1,10 +1,10 @@
-"""``python -m workers --tools module:attribute``: run a tool-call worker until SIGTERM/SIGINT.
+"""``python -m scope_tool.workers --tools module:attribute``: run a tool-call worker until SIGTERM/SIGINT.
 
 ``--tools`` may be repeated to serve several versions of a registry, newest first: new calls use
 the newest version of each tool, and calls that started on an older contract finish on it.
 The current directory is importable (``--tools my_tools:registry`` finds ``./my_tools.py``).
 
-Every option also comes from the environment, read by ``workflows.settings.Settings`` exactly as
+Every option also comes from the environment, read by ``scope_tool.config.settings.Settings`` exactly as
 the CLI reads it (``SCOPE_TOOL_ADDRESS``, ``SCOPE_TOOL_NAMESPACE``, ``SCOPE_TOOL_TASK_QUEUE``; for
 a secured cluster ``SCOPE_TOOL_TLS=1``, ``SCOPE_TOOL_TLS_CA``, ``SCOPE_TOOL_TLS_CERT``,
 ``SCOPE_TOOL_TLS_KEY`` (PEM files) and ``SCOPE_TOOL_API_KEY``).
@@ -20,14 +20,14 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from workers._worker import build_worker, load_registry
-from workers.telemetry import connect_options, shutdown_telemetry
-from workflows.identity import identity_secret_from_environment
-from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings, add_env_option
+from scope_tool.config.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings, add_env_option
+from scope_tool.wire.identity import identity_secret_from_environment
+from scope_tool.workers._worker import build_worker, load_registry
+from scope_tool.workers.telemetry import connect_options, shutdown_telemetry
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m scope_tool.workers", description=__doc__)
     parser.add_argument(
         "--tools",
         required=True,
@@ -64,7 +64,7 @@ async def _serve(args: argparse.Namespace) -> None:
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())  # `--tools my_tools:registry` next to my_tools.py
     registries = [load_registry(spec) for spec in args.tools]
-    # Tracing and metrics (workers.telemetry): interceptors, and a Prometheus runtime on --metrics.
+    # Tracing and metrics (scope_tool.workers.telemetry): interceptors, and a Prometheus runtime on --metrics.
     client = await settings.connect(**connect_options(metrics=args.metrics))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

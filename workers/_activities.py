@@ -17,7 +17,7 @@ write per round); every round heartbeats while it runs, every third of its heart
 every ``cancel_check_interval`` (1 s by default) if sooner, because a heartbeat's reply is how
 a running activity learns that its call was cancelled.
 
-Isolation: the tool runs on its own event loop in its own thread (``workers._isolation``), so a
+Isolation: the tool runs on its own event loop in its own thread (``scope_tool.workers._isolation``), so a
 tool that blocks its loop cannot starve the heartbeats of other rounds; it is named in a warning.
 
 Cancellation: a cancelled round reports ``cancelled`` with what the tool did after the
@@ -43,11 +43,11 @@ from scope_tool import (
     Request,
     acting_for,
     classify_failure,
+    wire,
 )
 from scope_tool.errors import ToolError
-from workers._carry import carried
-from workers._isolation import run_isolated
-from workflows import wire
+from scope_tool.workers._carry import carried
+from scope_tool.workers._isolation import run_isolated
 
 __all__ = ["ToolActivities"]
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 from typing import Final
 
 from scope_tool import MAX_INPUT_BYTES
-from workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
-from workflows.wire import (
+from scope_tool.wire import (
     CallToolInput,
     RoundCompleted,
     RoundErrored,
     RoundInputRequested,
     RoundResult,
 )
+from scope_tool.workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
 
 __all__ = ["ROUND_RESULT_LIMIT", "carried"]
 

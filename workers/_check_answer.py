@@ -1,7 +1,7 @@
 """The ``scope_tool.check_answer`` activity: finish a schema check the workflow could not afford.
 
 Workflow code checks an answer only up to a fixed size and work budget
-(``workflows._answer_check.WORKFLOW_CHECK_BYTES`` / ``WORKFLOW_CHECK_STEPS``), because a workflow task that does not yield
+(``scope_tool.workflows._answer_check.WORKFLOW_CHECK_BYTES`` / ``WORKFLOW_CHECK_STEPS``), because a workflow task that does not yield
 within 2 s fails and is retried forever. An answer over that budget (e.g. ~1 MB of decimals
 against an ``anyOf``/``multipleOf`` schema) is checked here with no budget, in a thread so the
 worker's event loop keeps heartbeating and polling; the verdict goes back to the update or
@@ -22,7 +22,7 @@ from temporalio import activity
 from scope_tool._ijson import IJSONError
 from scope_tool._schema import CompiledSchema
 from scope_tool._schema_check import CheckOutcome
-from workflows.wire import CHECK_ANSWER_ACTIVITY, CheckAnswerInput, CheckAnswerResult
+from scope_tool.wire import CHECK_ANSWER_ACTIVITY, CheckAnswerInput, CheckAnswerResult
 
 __all__ = ["check_answer"]
 

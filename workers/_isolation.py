@@ -7,7 +7,7 @@ unknown" while their effects went on. Run on a loop of its own, a blocking tool 
 own round; the worker's loop keeps heartbeating the others.
 
 Detection: the tool's loop ticks a clock every :data:`TICK_SECONDS`; a watchdog on the worker's
-loop warns (logger ``workers``) when the clock stops for longer than ``warn_after``, naming the
+loop warns (logger ``scope_tool.workers``) when the clock stops for longer than ``warn_after``, naming the
 tool, the call and the round, once per round.
 
 Cancellation: the tool's task is cancelled on its own loop. An ``async def`` tool sees it at its
@@ -35,7 +35,7 @@ __all__ = ["TICK_SECONDS", "RoundEnd", "run_isolated"]
 TICK_SECONDS: Final = 0.1
 """How often a tool's loop proves it is not blocked."""
 
-_LOG = logging.getLogger("workers")
+_LOG = logging.getLogger("scope_tool.workers")
 
 T = TypeVar("T")
 

@@ -5,7 +5,7 @@ waiting for input and once when it ends. Failures are raised so Temporal retries
 webhook never changes or delays a call's outcome.
 
 Operators control it on the worker: with a secret (``SCOPE_TOOL_NOTIFY_SECRET``) every body is
-signed (``workflows.webhook``: HMAC-SHA256 over ``"<timestamp>." + body``), and with an
+signed (``scope_tool.config.webhook``: HMAC-SHA256 over ``"<timestamp>." + body``), and with an
 allow-list (``SCOPE_TOOL_NOTIFY_ALLOWED``) a URL outside it is refused without a request and
 without retries, whatever the client that started the call allowed.
 """
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from workflows._notify_workflow import NOTIFY_REFUSED
-from workflows.webhook import check_destination, parse_allowed, sign
-from workflows.wire import NOTIFY_ACTIVITY, NotifyInput
+from scope_tool.config.webhook import check_destination, parse_allowed, sign
+from scope_tool.wire import NOTIFY_ACTIVITY, NotifyInput
+from scope_tool.workflows._notify_workflow import NOTIFY_REFUSED
 
 __all__ = ["Notifier", "notify"]
 

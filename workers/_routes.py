@@ -36,8 +36,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from temporalio.worker import Worker
 
 from scope_tool import Registry
-from workers._activities import ToolActivities
-from workflows.wire import (
+from scope_tool.wire import (
     CALL_TOOL_HERE_ACTIVITY,
     CATALOG_WORKFLOW_NAME,
     NOT_SERVED_HERE,
@@ -52,6 +51,7 @@ from workflows.wire import (
     contract_queue,
     tool_queue,
 )
+from scope_tool.workers._activities import ToolActivities
 
 __all__ = ["RoundsHere", "Route", "ToolWorker", "route_plan"]
 

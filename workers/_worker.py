@@ -1,32 +1,35 @@
 """Build and run a worker that executes tool calls: the workflows plus the two activities.
 
-``build_worker`` is what ``python -m workers``, the CLI's ``dev`` command and the tests share.
+``build_worker`` is what ``python -m scope_tool.workers``, the CLI's ``dev`` command and the tests share.
 It returns a :class:`ToolWorker`: one Temporal worker on the main task queue (workflows,
 notifications, and every tool's rounds offered there first) and one per tool queue and per
-contract queue (see ``workers._routes``).
+contract queue (see ``scope_tool.workers._routes``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import os
+import sys
 from collections.abc import Callable, Collection, Sequence
 from datetime import timedelta
+from typing import Final
 
 from temporalio.client import Client
 from temporalio.worker import PollerBehaviorAutoscaling, UnsandboxedWorkflowRunner, Worker
 
 from scope_tool import Registry
-from workers._activities import ToolActivities
-from workers._check_answer import check_answer
-from workers._notify import Notifier
-from workers._routes import RoundsHere, ToolWorker, route_plan
-from workflows import with_scope_tool_converter
-from workflows._catalog import CatalogWorkflow
-from workflows._notify_workflow import NotifyWorkflow
-from workflows._workflow import ToolCallWorkflow
-from workflows.identity import identity_secret_from_environment, install_identity_secret
-from workflows.settings import DEFAULT_TASK_QUEUE
+from scope_tool.config._converter import with_scope_tool_converter
+from scope_tool.config.settings import DEFAULT_TASK_QUEUE
+from scope_tool.wire.identity import identity_secret_from_environment, install_identity_secret
+from scope_tool.workers._activities import ToolActivities
+from scope_tool.workers._check_answer import check_answer
+from scope_tool.workers._notify import Notifier
+from scope_tool.workers._routes import RoundsHere, ToolWorker, route_plan
+from scope_tool.workflows._catalog import CatalogWorkflow
+from scope_tool.workflows._notify_workflow import NotifyWorkflow
+from scope_tool.workflows._workflow import ToolCallWorkflow
 
 __all__ = ["build_worker", "load_registry", "run_worker", "workflow_runner"]
 
@@ -66,7 +69,7 @@ def build_worker(
         registry: the tools this worker runs, or several versions of them, newest first. The
             first registry holding a tool serves that tool's queue (new calls); every version
             serves its own contract's queue, so calls started on an older contract finish on it.
-        task_queue: the queue :class:`workflows.ToolCalls` starts calls on.
+        task_queue: the queue :class:`scope_tool.client.ToolCalls` starts calls on.
         retry_safe: tool names that may run again if their worker is lost mid-round.
         max_concurrent_activities: cap on tools running at once per queue (Temporal's default
             if None).
@@ -75,11 +78,11 @@ def build_worker(
             into "outcome unknown" for the calls inside a tool that is not retry-safe.
         cancel_check_interval: longest gap between heartbeats of a running round; a cancelled
             call's tool learns of it within about this long (one heartbeat RPC per interval).
-        notify_secret: signs webhook bodies (HMAC-SHA256, see ``workflows.webhook``).
+        notify_secret: signs webhook bodies (HMAC-SHA256, see ``scope_tool.config.webhook``).
         notify_allowed: comma-separated URL prefixes webhooks may be sent to (None: any).
 
     ``SCOPE_TOOL_IDENTITY_SECRET``, when set, is installed as the secret this process's
-    workflows verify identity tokens with (``workflows.identity``); unset, an installed one
+    workflows verify identity tokens with (``scope_tool.wire.identity``); unset, an installed one
     is kept.
 
     Raises:
@@ -179,16 +182,28 @@ async def run_worker(
 def load_registry(spec: str) -> Registry:
     """Import ``module:attribute`` and return it; it must be a ``scope_tool.Registry``.
 
+    The module is looked up the way ``python -m`` would: the current folder comes first, so
+    ``--tools my_tools:registry`` finds ``./my_tools.py`` from the ``scope-tool`` command too.
+
     Raises:
         ValueError: the spec is malformed, the module or attribute is missing, or the attribute
-            is not a Registry (the message names which).
+            is not a Registry (the message names which, and the new path of a moved module).
     """
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise ValueError(f"--tools must look like module:attribute, got {spec!r}")
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        moved = moved_module(module_name)
+        if moved is not None:
+            raise ValueError(
+                f"module {module_name!r} moved: scope-tool installs one package, scope_tool;"
+                f" use --tools {moved}:{attribute}"
+            ) from exc
         raise ValueError(f"cannot import module {module_name!r} for --tools: {exc}") from exc
     value: object = module
     for part in attribute.split("."):
@@ -198,3 +213,23 @@ def load_registry(spec: str) -> Registry:
     if not isinstance(value, Registry):
         raise ValueError(f"{spec} is a {type(value).__name__}, not a scope_tool.Registry")
     return value
+
+
+_MOVED: Final = {
+    "workers.examples": "examples.tools",
+    "workers": "scope_tool.workers",
+    "workflows": "scope_tool.workflows",
+    "scope_tool_cli": "scope_tool.cli",
+    "scope_tool_inbox": "scope_tool.inbox",
+    "scope_tool_mcp": "scope_tool.mcp",
+    "scope_tool_agents": "scope_tool.agents",
+}
+"""Top-level modules of earlier releases and where they live now."""
+
+
+def moved_module(module_name: str) -> str | None:
+    """The current path of a module an earlier release installed at the top level, else None."""
+    for old in sorted(_MOVED, key=len, reverse=True):
+        if module_name == old or module_name.startswith(old + "."):
+            return _MOVED[old] + module_name[len(old) :]
+    return None

@@ -43,14 +43,14 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
-from workflows._status import CallOutcome, CallStatus
-from workflows.tracing import (
+from scope_tool.config.tracing import (
     TRACING_VARIABLE,
     client_tracing_interceptors,
     otel_missing,
     tracing_from_environment,
 )
-from workflows.wire import ANSWER, NOT_SERVED_HERE, ROUND_ACTIVITIES, RoundFailed, RoundResult
+from scope_tool.wire import ANSWER, NOT_SERVED_HERE, ROUND_ACTIVITIES, RoundFailed, RoundResult
+from scope_tool.wire._status import CallOutcome, CallStatus
 
 __all__ = [
     "TRACING_VARIABLE",
@@ -155,7 +155,7 @@ class _CallMetrics(WorkflowInboundInterceptor):
                     "scope_tool_calls", "calls finished, by tool and final phase"
                 ).add(1, {"tool": status.tool, "phase": result.phase.value})
                 # scope_tool_notifications_failed is counted by each notice's own workflow
-                # (workflows._notify_workflow): a call no longer waits for its notices.
+                # (scope_tool.workflows._notify_workflow): a call no longer waits for its notices.
         return result
 
     async def handle_signal(self, input: HandleSignalInput) -> None:
@@ -238,7 +238,7 @@ def telemetry_interceptors(*, tracing: bool, metrics: bool = True) -> list[Clien
 def install_otlp_tracing() -> Callable[[], None]:
     """Make this process export its spans over OTLP/HTTP; returns the flush-and-stop function.
 
-    For processes that have no OpenTelemetry setup of their own (``python -m workers``). The
+    For processes that have no OpenTelemetry setup of their own (``python -m scope_tool.workers``). The
     exporter reads the standard ``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_HEADERS``
     and ``OTEL_SERVICE_NAME`` (default ``scope-tool-worker``).
 

@@ -27,10 +27,10 @@ from typing import Final, Literal
 from scope_tool import MAX_INPUT_BYTES, InputRequest
 from scope_tool._ijson import IJSONError
 from scope_tool._schema_check import CheckOutcome
-from workflows._status import AnswerRecord, PendingInput, Phase
-from workflows.errors import RefusalDetail, RefusalReason
-from workflows.identity import IdentityError, token_subject, verify_token
-from workflows.wire import STAGE_ANSWER, AnswerInput, CheckAnswerResult
+from scope_tool.wire import STAGE_ANSWER, AnswerInput, CheckAnswerResult
+from scope_tool.wire._status import AnswerRecord, PendingInput, Phase
+from scope_tool.wire.errors import RefusalDetail, RefusalReason
+from scope_tool.wire.identity import IdentityError, token_subject, verify_token
 
 __all__ = [
     "MAX_REFUSAL_TEXT",
@@ -144,7 +144,7 @@ def check_answer(
     ``identity_secret`` at ``now`` (``workflow.now()``), a pure function of its inputs;
     ``"validated"`` (the update handler, which runs only after the validator accepted, and on
     replay without it) takes its subject; ``"refuse"`` (signals, which have no validator) refuses
-    any token, so replaying a history never needs the secret (see :mod:`workflows.identity`).
+    any token, so replaying a history never needs the secret (see :mod:`scope_tool.wire.identity`).
     """
     request_id = answer.request_id
     waiting_on = pending.request_id if pending is not None else None

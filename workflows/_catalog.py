@@ -10,7 +10,7 @@ the server forgets its pollers.
 
 The workflow only holds state: it waits until its history grows and continues as new with the
 catalog as its input. Deterministic like ``ToolCallWorkflow``, and unsandboxed for the same
-reason (see ``workers.workflow_runner``).
+reason (see ``scope_tool.workers.workflow_runner``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.wire import (
+    from scope_tool.wire import (
         CATALOG,
         CATALOG_MEMO,
         CATALOG_WORKFLOW_NAME,

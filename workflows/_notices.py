@@ -20,7 +20,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ChildWorkflowError, WorkflowAlreadyStartedError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.wire import (
+    from scope_tool.wire import (
         NOTIFY_ACTIVITY,
         NOTIFY_WORKFLOW,
         NotifyDelivery,

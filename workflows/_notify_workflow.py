@@ -17,7 +17,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.wire import NOTIFY_ACTIVITY, NOTIFY_WORKFLOW, NotifyDelivery
+    from scope_tool.wire import NOTIFY_ACTIVITY, NOTIFY_WORKFLOW, NotifyDelivery
 
 __all__ = ["NOTIFY_REFUSED", "NotifyWorkflow"]
 

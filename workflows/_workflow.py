@@ -27,7 +27,7 @@ and no attempt is counted. Histories recorded before this (no ``EAGER_ROUNDS_PAT
 replay their rounds on the routed queues.
 
 The module is deterministic: no I/O, time from ``workflow.now()``, no global state. It runs
-outside Temporal's sandbox (``sandboxed=False``; see ``workers.workflow_runner``): it is the only
+outside Temporal's sandbox (``sandboxed=False``; see ``scope_tool.workers.workflow_runner``): it is the only
 workflow a worker runs, user code never runs in it, and replaying recorded histories in the test
 suite is what guards its determinism. The imports stay marked passed-through so the module still
 loads in a sandboxed runner.
@@ -56,29 +56,7 @@ with workflow.unsafe.imports_passed_through():
 
     from scope_tool import FailureKind, InputRequest, Output
     from scope_tool._definition import NAME_PATTERN
-    from workflows._answer_check import (
-        MAX_REFUSAL_TEXT,
-        Accepted,
-        Refused,
-        Unchecked,
-        check_answer,
-        encoded_size,
-    )
-    from workflows._notices import Notices, describe
-    from workflows._staging import StagedTexts
-    from workflows._status import (
-        AnswerRecord,
-        CallOutcome,
-        CallStatus,
-        PendingInput,
-        Phase,
-        RefusedAnswer,
-        RoundRoute,
-        shown_answers,
-    )
-    from workflows.identity import installed_identity_secret
-    from workflows.web_ui_text import finished_details, running_details, waiting_details
-    from workflows.wire import (
+    from scope_tool.wire import (
         ANSWER,
         CALL_TOOL_ACTIVITY,
         CALL_TOOL_HERE_ACTIVITY,
@@ -110,6 +88,28 @@ with workflow.unsafe.imports_passed_through():
         tool_queue,
         update_id_digest,
     )
+    from scope_tool.wire._staging import StagedTexts
+    from scope_tool.wire._status import (
+        AnswerRecord,
+        CallOutcome,
+        CallStatus,
+        PendingInput,
+        Phase,
+        RefusedAnswer,
+        RoundRoute,
+        shown_answers,
+    )
+    from scope_tool.wire.identity import installed_identity_secret
+    from scope_tool.wire.web_ui_text import finished_details, running_details, waiting_details
+    from scope_tool.workflows._answer_check import (
+        MAX_REFUSAL_TEXT,
+        Accepted,
+        Refused,
+        Unchecked,
+        check_answer,
+        encoded_size,
+    )
+    from scope_tool.workflows._notices import Notices, describe
 
 __all__ = ["ToolCallWorkflow"]
 
@@ -427,7 +427,7 @@ class ToolCallWorkflow:
     # --- notifications -------------------------------------------------------------------
 
     def _notify(self, event: str) -> None:
-        """Send a webhook notice (see ``workflows._notices``); it never fails or delays the call."""
+        """Send a webhook notice (see ``scope_tool.workflows._notices``); it never fails or delays the call."""
         url = self._call.notify_url
         if url is None:
             return
@@ -467,7 +467,7 @@ class ToolCallWorkflow:
             carried=question.carried if question is not None else None,
             require_verified=self._call.require_verified,
             # Installed by the worker from its environment, never from history (trust model:
-            # workflows.identity); absent, a token is refused not_verified.
+            # scope_tool.wire.identity); absent, a token is refused not_verified.
             identity_secret=installed_identity_secret() if token_mode == "verify" else None,
             now=workflow.now().timestamp(),
             token_mode=token_mode,
@@ -589,7 +589,7 @@ class ToolCallWorkflow:
 
     @workflow.signal(name=STAGE_ANSWER)
     def stage_answer(self, staged: StagedAnswer) -> None:
-        """Keep an answer's text for the update that follows it (see ``workflows._staging``)."""
+        """Keep an answer's text for the update that follows it (see ``scope_tool.wire._staging``)."""
         self._staged.add(staged.response)
 
     def _record_refusal(self, answer: AnswerInput, refused: Refused) -> None:

@@ -55,8 +55,8 @@ except ImportError as missing:
     ) from None
 
 from examples.agent.tools import registry
-from scope_tool_agents.pydantic_ai import ScopeToolset, deferred_results
-from workflows import ToolCalls
+from scope_tool.agents.pydantic_ai import ScopeToolset, deferred_results
+from scope_tool.client import ToolCalls
 
 _REQUESTS = TypeAdapter(DeferredToolRequests)
 _WRITE = re.compile(r"write (?P<content>.+?) (?:to|into) (?P<path>\S+)\s*$", re.IGNORECASE)

@@ -78,4 +78,4 @@ registry = Registry(
     require_approval(Func(write_file, name="write_file", description="Write a new text file.")),
     Func(read_file, name="read_file", description="Read a text file."),
 )
-"""Serve it with ``python -m workers --tools examples.agent.tools:registry``."""
+"""Serve it with ``python -m scope_tool.workers --tools examples.agent.tools:registry``."""

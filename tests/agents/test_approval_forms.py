@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from examples.agent.tools import registry
 from scope_tool import ApprovalGate
-from scope_tool_inbox.form_values import answer_from_form
-from scope_tool_inbox.forms import FieldKind, build_answer_form
+from scope_tool.inbox.form_values import answer_from_form
+from scope_tool.inbox.forms import FieldKind, build_answer_form
 
 
 def gate() -> ApprovalGate:

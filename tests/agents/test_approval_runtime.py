@@ -11,8 +11,8 @@ import pytest
 
 from agents.agent_tools import ledger_lines
 from scope_tool import Request
-from scope_tool_agents import model_result, start_and_wait
-from workflows import AnswerRejectedError, Phase, ToolCalls
+from scope_tool.agents import model_result, start_and_wait
+from scope_tool.client import AnswerRejectedError, Phase, ToolCalls
 
 
 def note(ledger: Path, text: str = "hello") -> Request:

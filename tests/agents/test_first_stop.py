@@ -15,7 +15,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from agents.agent_tools import ledger_lines
 from scope_tool import Request
-from workflows import CallConflictError, CallNotFoundError, Phase, ToolCalls
+from scope_tool.client import CallConflictError, CallNotFoundError, Phase, ToolCalls
 
 
 def note(ledger: Path, text: str) -> Request:

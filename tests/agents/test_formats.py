@@ -20,7 +20,7 @@ import pytest
 
 from agents.agent_tools import PLAIN, REGISTRY
 from scope_tool import Definition, Registry
-from scope_tool_agents import (
+from scope_tool.agents import (
     StrictModeError,
     anthropic_tools,
     mcp_tools,

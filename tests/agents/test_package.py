@@ -7,7 +7,7 @@ import sys
 
 from helpers.imports import without_packages
 
-import scope_tool_agents
+import scope_tool.agents
 
 # The public names in `__all__`'s order: types, then functions, each group sorted.
 PUBLIC_NAMES = """
@@ -18,15 +18,15 @@ PUBLIC_NAMES = """
 
 
 def test_all_is_pinned_and_documented():
-    assert scope_tool_agents.__all__ == PUBLIC_NAMES
+    assert scope_tool.agents.__all__ == PUBLIC_NAMES
     for name in PUBLIC_NAMES:
-        assert getattr(scope_tool_agents, name).__doc__, name
+        assert getattr(scope_tool.agents, name).__doc__, name
 
 
 def test_importing_the_package_loads_no_agent_framework_and_no_workflow_code():
     code = (
-        "import sys, scope_tool_agents;"
-        " print(sorted(m for m in sys.modules if m.startswith(('pydantic_ai', 'workflows._workflow'))))"
+        "import sys, scope_tool.agents;"
+        " print(sorted(m for m in sys.modules if m.startswith(('pydantic_ai', 'scope_tool.workflows._workflow'))))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
@@ -51,14 +51,14 @@ def _without_pydantic_ai(code: str) -> subprocess.CompletedProcess[str]:
 def test_without_the_extra_the_toolset_module_says_how_to_install_it():
     done = _without_pydantic_ai(
         "try:\n"
-        "    import scope_tool_agents.pydantic_ai\n"
+        "    import scope_tool.agents.pydantic_ai\n"
         "except ImportError as error:\n"
         "    print(type(error).__name__, error.name, error, sep='|')\n"
     )
     assert done.returncode == 0, done.stderr
     kind, name, message = done.stdout.strip().split("|")
     assert (kind, name) == ("ImportError", "pydantic_ai")
-    assert message.startswith("scope_tool_agents.pydantic_ai needs Pydantic AI")
+    assert message.startswith("scope_tool.agents.pydantic_ai needs Pydantic AI")
     assert message.endswith("pip install 'scope-tool[pydantic-ai]'")
 
 

@@ -32,9 +32,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests
 
 from examples.agent import tools as example_tools
-from scope_tool_agents.pydantic_ai import ScopeToolset, deferred_results, durable_call_id
-from workers import build_worker
-from workflows import Phase, ToolCalls
+from scope_tool.agents.pydantic_ai import ScopeToolset, deferred_results, durable_call_id
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.workers import build_worker
 
 
 @pytest.fixture
@@ -208,7 +208,7 @@ async def test_the_agent_is_killed_while_approval_waits_and_a_new_process_resume
 
     # The worker runs in this process's event loop: run the other processes without blocking it.
     code, _, errors = await run_process(
-        sys.executable, "-m", "scope_tool_cli", "answer", call_id, '{"decision": "approve"}',
+        sys.executable, "-m", "scope_tool.cli", "answer", call_id, '{"decision": "approve"}',
         "--by", "alice", env=env,
     )  # fmt: skip
     assert code == 0, errors

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from scope_tool import FailureKind, MediaBlock, Output, TextBlock
-from scope_tool_agents import model_result
-from workflows import CallOutcome, CallStatus, PendingInput, Phase
+from scope_tool.agents import model_result
+from scope_tool.client import CallOutcome, CallStatus, PendingInput, Phase
 
 SECRET = "db password is hunter2"
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from agents.agent_tools import ledger_lines
-from scope_tool_agents import ModelToolCall, TurnError, call_id_for, run_turn
-from workflows import Phase, ToolCalls
+from scope_tool.agents import ModelToolCall, TurnError, call_id_for, run_turn
+from scope_tool.client import Phase, ToolCalls
 
 
 def sleep_call(tool_call_id: str, seconds: float) -> ModelToolCall:

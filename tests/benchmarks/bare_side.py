@@ -12,7 +12,7 @@ from bench_functions import approval_outcome, echo_text
 from temporalio.client import Client, WorkflowHandle
 from worker_process import WorkerProcess
 
-from workflows._busy import retry_while_busy
+from scope_tool.client._busy import retry_while_busy
 
 __all__ = ["BareParkedCall", "BareSide"]
 
@@ -126,7 +126,7 @@ class BareSide:
         """Answer by update and wait for the result; raises if the result is wrong.
 
         Like the engine, the update has an id and is retried while the server turns it away
-        for load (``workflows._busy``): on a server overloaded by 10,000 parked calls a
+        for load (``scope_tool.client._busy``): on a server overloaded by 10,000 parked calls a
         workflow task times out now and then, and neither side should fail for that alone.
         """
 

@@ -1,6 +1,6 @@
 """The baseline's worker process: ``python -m bare_worker --address HOST:PORT --task-queue Q``.
 
-It is the twin of ``python -m workers``: one process, one ``temporalio.worker.Worker`` with every
+It is the twin of ``python -m scope_tool.workers``: one process, one ``temporalio.worker.Worker`` with every
 option at its default, so the engine's worker and the baseline's are measured the same way (wall
 clock from the client, resident memory from ``/proc/PID/status``).
 

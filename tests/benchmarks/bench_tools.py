@@ -1,7 +1,7 @@
 """The engine's side of the benchmark tools: ``registry`` holds ``echo``, ``approve`` and
 ``ask_decimals`` (the verdict benchmark's costly answer).
 
-The engine worker loads it as ``python -m workers --tools bench_tools:registry``. Both tools call
+The engine worker loads it as ``python -m scope_tool.workers --tools bench_tools:registry``. Both tools call
 the same plain functions as the baseline's activities (``bench_functions``), so engine and
 baseline do identical work and the difference is what each adds around it.
 """

@@ -27,7 +27,7 @@ from bench_functions import decimals_answer
 from temporalio.client import Client, WorkflowUpdateFailedError
 
 from scope_tool import Request
-from workflows import AnswerRejectedError, Phase, ToolCalls
+from scope_tool.client import AnswerRejectedError, Phase, ToolCalls
 
 __all__ = ["GOAL_SECONDS", "VerdictTimes", "measure_verdicts", "runs_from_environment"]
 

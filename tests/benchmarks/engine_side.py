@@ -12,7 +12,7 @@ from temporalio.client import Client
 from worker_process import WorkerProcess
 
 from scope_tool import Request
-from workflows import Phase, ToolCallHandle, ToolCalls
+from scope_tool.client import Phase, ToolCallHandle, ToolCalls
 
 __all__ = ["EngineParkedCall", "EngineSide"]
 
@@ -29,7 +29,7 @@ class EngineParkedCall:
 
 
 class EngineSide:
-    """Drives the engine on its own task queue, served by one ``python -m workers`` process."""
+    """Drives the engine on its own task queue, served by one ``python -m scope_tool.workers`` process."""
 
     name = "engine"
 
@@ -47,7 +47,7 @@ class EngineSide:
     ) -> EngineSide:
         """A side whose worker is not started yet; the facade connects with its own converter."""
         worker = WorkerProcess.python_module(
-            "workers",
+            "scope_tool.workers",
             "--tools",
             "bench_tools:registry",
             "--address",

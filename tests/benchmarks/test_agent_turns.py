@@ -27,14 +27,9 @@ from bench_report import Figure, GoalKind
 from bench_tools import registry as bench_registry
 
 from scope_tool import Request
-from scope_tool_agents import ModelToolCall, run_turn, start_and_wait, wait_for_stop
-from workers import build_worker
-from workflows import (
-    CallStatus,
-    Phase,
-    ToolCalls,
-    with_scope_tool_converter,
-)
+from scope_tool.agents import ModelToolCall, run_turn, start_and_wait, wait_for_stop
+from scope_tool.client import CallStatus, Phase, ToolCalls, with_scope_tool_converter
+from scope_tool.workers import build_worker
 
 TURN_REPEATS = 8
 FIRST_STOP_CALLS = 40

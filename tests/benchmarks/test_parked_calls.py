@@ -22,7 +22,7 @@ from bench_runs import CallSide, CpuUse, cpu_use, run_lanes, run_token
 from engine_side import EngineSide
 from worker_process import ProcessMemory, WorkerProcess
 
-from workflows import Phase
+from scope_tool.client import Phase
 
 START_CONCURRENCY = 50
 ANSWER_CONCURRENCY = 100

@@ -1,6 +1,6 @@
 """Worker processes the benchmarks start, watch and measure.
 
-Both sides run their worker as a child process (``python -m workers`` for the engine,
+Both sides run their worker as a child process (``python -m scope_tool.workers`` for the engine,
 ``python -m bare_worker`` for the baseline) so the client's event loop never shares a CPU slice
 with a worker's, and so the worker's resident memory is its own: read from ``/proc/PID/status``.
 """

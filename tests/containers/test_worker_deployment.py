@@ -106,8 +106,8 @@ async def _answer_all(calls: Any, keys: set[str], *, done: asyncio.Event) -> Cou
     A call can end without a question being answered (its worker was killed while asking), so
     the loop runs until every call has ended rather than until every call was answered.
     """
-    from workflows import Phase
-    from workflows.errors import AnswerRejectedError
+    from scope_tool.client import Phase
+    from scope_tool.wire.errors import AnswerRejectedError
 
     tally: Counter[str] = Counter()
     open_keys = set(keys)
@@ -162,8 +162,8 @@ async def test_three_worker_containers_lose_nothing_through_kill_and_stop(tmp_pa
     from temporalio.client import Client
 
     from scope_tool import Request
-    from scope_tool_cli._dev_server import SEARCH_ATTRIBUTES
-    from workflows import DATA_CONVERTER, Phase, ToolCalls
+    from scope_tool.client import DATA_CONVERTER, Phase, ToolCalls
+    from scope_tool.serving._dev_server import SEARCH_ATTRIBUTES
 
     until = time.monotonic() + BUDGET_SECONDS
     run = uuid.uuid4().hex[:8]

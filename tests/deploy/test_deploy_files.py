@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 import yaml
 
-from scope_tool_cli._dev import EXAMPLE_TOOLS
-from scope_tool_cli._dev_server import SEARCH_ATTRIBUTES
-from workflows import ToolCalls
+from scope_tool.cli._dev import EXAMPLE_TOOLS
+from scope_tool.client import ToolCalls
+from scope_tool.serving._dev_server import SEARCH_ATTRIBUTES
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 TASK_QUEUE: str = inspect.signature(ToolCalls.connect).parameters["task_queue"].default
-WORKER_MODULE = "workers"
+WORKER_MODULE = "scope_tool.workers"
 
 
 def _yaml_documents(path: Path) -> list[Any]:

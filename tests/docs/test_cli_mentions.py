@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from scope_tool_cli._parser import build_parser
+from scope_tool.cli._parser import build_parser
 
 from ._markdown import ROOT, doc_pages, inline_code, read_page
 

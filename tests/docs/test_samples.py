@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from examples.tools import registry as example_registry
 from scope_tool import Request
-from workers import build_worker
-from workers.examples import registry as example_registry
+from scope_tool.workers import build_worker
 
 from ._markdown import ROOT, CodeBlock, doc_pages, read_page
 from ._samples import assert_prints_match, compile_sample, run_sample
@@ -48,7 +48,7 @@ def test_your_own_tool_loads_as_the_worker_loads_it(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "from workers import load_registry\n"
+            "from scope_tool.workers import load_registry\n"
             "registry = load_registry('my_tools:registry')\n"
             "print(sorted(d.name for d in registry.definitions()))",
         ],

@@ -1,6 +1,6 @@
 """Helpers to drive ``scope-tool`` the way a person does: real subprocesses, a real ``dev``.
 
-``dev_session`` starts ``python -m scope_tool_cli dev`` once per session on random free ports with
+``dev_session`` starts ``python -m scope_tool.cli dev`` once per session on random free ports with
 a temporary data folder and waits for its ready line; if it does not come the tests FAIL with the
 command's output (they never skip). ``run_cli`` runs one command against it and returns the exit
 code and both streams.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from scope_tool_cli._dev import READY_LINE
+from scope_tool.cli._dev import READY_LINE
 
 STARTUP_SECONDS = 90.0
 
@@ -34,7 +34,7 @@ def free_port() -> int:
 
 
 def cli_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "scope_tool_cli", *args]
+    return [sys.executable, "-m", "scope_tool.cli", *args]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,6 +1,6 @@
 """Fixtures of the end-to-end tests: one real ``scope-tool dev`` shared by the session.
 
-``dev_session`` starts ``python -m scope_tool_cli dev`` on random free ports with a temporary data
+``dev_session`` starts ``python -m scope_tool.cli dev`` on random free ports with a temporary data
 folder and waits for its ready line; if it does not come the tests FAIL with the command's
 output (they never skip). On teardown it sends SIGINT and checks the server process is gone.
 """

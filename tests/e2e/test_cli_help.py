@@ -7,7 +7,7 @@ from importlib.metadata import version
 
 import pytest
 
-from scope_tool_cli._parser import build_parser
+from scope_tool.cli._parser import build_parser
 
 from ._cli import run_cli
 
@@ -63,7 +63,7 @@ def test_output_to_a_reader_that_went_away_ends_quietly() -> None:
     os.close(read_end)  # the reader is gone before the first byte is written
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "scope_tool_cli", "token", "issue", "--for", "alice"],
+            [sys.executable, "-m", "scope_tool.cli", "token", "issue", "--for", "alice"],
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,

@@ -16,12 +16,9 @@ import pytest
 from pydantic import BaseModel
 
 from scope_tool import Func, Request, bind, require_approval
-from scope_tool_cli._connection import settings_from_args
-from scope_tool_cli._dev import waiting_calls_url
-from scope_tool_cli._dev_server import SEARCH_ATTRIBUTES, DevLock, DevServerSettings
-from scope_tool_cli._errors import EXIT_FAILED, EXIT_USAGE, CommandError
-from scope_tool_cli._parser import build_parser
-from scope_tool_cli._render import (
+from scope_tool.cli._dev import waiting_calls_url
+from scope_tool.cli._parser import build_parser
+from scope_tool.cli._render import (
     answer_hint,
     prompt_text,
     render_status,
@@ -29,9 +26,12 @@ from scope_tool_cli._render import (
     schema_refusal_details,
     status_to_json,
 )
-from workflows import CallStatus, PendingInput, Phase
-from workflows.settings import Settings
-from workflows.wire import PHASE_KEY, TOOL_KEY
+from scope_tool.client import CallStatus, PendingInput, Phase
+from scope_tool.config.settings import Settings
+from scope_tool.serving._connection import settings_from_args
+from scope_tool.serving._dev_server import SEARCH_ATTRIBUTES, DevLock, DevServerSettings
+from scope_tool.serving._errors import EXIT_FAILED, EXIT_USAGE, CommandError
+from scope_tool.wire import PHASE_KEY, TOOL_KEY
 
 
 @pytest.mark.parametrize(
@@ -199,7 +199,7 @@ def test_connection_flags_and_environment(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def _tls_from_environment() -> object:
-    """What ``python -m workers`` connects with: the one settings reader, from the environment."""
+    """What ``python -m scope_tool.workers`` connects with: the one settings reader, from the environment."""
     return Settings.from_env().tls_config()
 
 

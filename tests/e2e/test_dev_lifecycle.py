@@ -183,7 +183,7 @@ def test_pending_still_lists_a_call_nobody_can_answer_for(tmp_path: Path) -> Non
     dev = start_dev(tmp_path / "data")
     queue = "short-lived-worker"
     worker = subprocess.Popen(
-        cli_command("worker", "--tools", "workers.examples:registry", "--task-queue", queue),
+        cli_command("worker", "--tools", "examples.tools:registry", "--task-queue", queue),
         env={**os.environ, "SCOPE_TOOL_ADDRESS": dev.address},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

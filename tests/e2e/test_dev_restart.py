@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from scope_tool_cli._dev_server import port_is_free
+from scope_tool.serving._dev_server import port_is_free
 
 from ._cli import DevProcess, cli, cli_command, start_dev, wait_until_gone
 

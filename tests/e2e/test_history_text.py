@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from scope_tool_cli._history import SHOWN_CHARACTERS, render_history
-from workflows.history import AnswerVia, CallHistory, HistoryAnswer, HistoryQuestion
+from scope_tool.cli._history import SHOWN_CHARACTERS, render_history
+from scope_tool.client.history import AnswerVia, CallHistory, HistoryAnswer, HistoryQuestion
 
 AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 

@@ -98,7 +98,8 @@ def test_without_the_inbox_extra_the_worker_loads_and_inbox_says_how_to_install(
         [
             sys.executable,
             "-c",
-            _WITHOUT_WEB_STACK + "import workers, workflows, scope_tool_cli._dev\nprint('loaded')",
+            _WITHOUT_WEB_STACK
+            + "import scope_tool.workers, workflows, scope_tool.cli._dev\nprint('loaded')",
         ],
         capture_output=True,
         text=True,
@@ -111,7 +112,7 @@ def test_without_the_inbox_extra_the_worker_loads_and_inbox_says_how_to_install(
             sys.executable,
             "-c",
             _WITHOUT_WEB_STACK + "sys.argv = ['scope-tool', 'inbox']\n"
-            "from scope_tool_cli.__main__ import main\nmain()",
+            "from scope_tool.cli.__main__ import main\nmain()",
         ],
         capture_output=True,
         text=True,

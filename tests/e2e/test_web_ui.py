@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 
 from playwright.async_api import async_playwright
 
-from scope_tool_cli._dev import waiting_calls_url
+from scope_tool.cli._dev import waiting_calls_url
 
 from ._cli import DevProcess, cli
 

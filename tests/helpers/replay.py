@@ -6,8 +6,9 @@ from typing import Any
 
 from temporalio.worker import Replayer
 
-from workers import workflow_runner
-from workflows import DATA_CONVERTER, ToolCallWorkflow
+from scope_tool.client import DATA_CONVERTER
+from scope_tool.workers import workflow_runner
+from scope_tool.workflows import ToolCallWorkflow
 
 
 async def assert_replays(handle: Any) -> None:

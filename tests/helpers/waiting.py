@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from workflows import Phase
+from scope_tool.client import Phase
 
 
 async def wait_for_phase(handle: Any, phase: Phase, within: float = 20) -> Any:

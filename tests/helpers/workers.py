@@ -1,4 +1,4 @@
-"""``python -m workers`` as a real child process: start, wait until it polls, SIGKILL, stop.
+"""``python -m scope_tool.workers`` as a real child process: start, wait until it polls, SIGKILL, stop.
 
 The command line comes from ``Settings.worker_command`` (the one builder the CLI uses too), so
 tests start workers exactly as ``scope-tool worker`` does. The ``tests`` directory goes on
@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workflows.settings import Settings
+from scope_tool.config.settings import Settings
 
 __all__ = ["TESTS_DIRECTORY", "WorkerProcess", "python_environment", "worker_process"]
 

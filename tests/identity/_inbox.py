@@ -7,8 +7,8 @@ from contextlib import asynccontextmanager
 
 import httpx
 
-from scope_tool_inbox import AllowedHosts, InboxAuth, create_app
-from workflows import ToolCalls
+from scope_tool.client import ToolCalls
+from scope_tool.inbox import AllowedHosts, InboxAuth, create_app
 
 
 @asynccontextmanager

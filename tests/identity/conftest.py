@@ -1,7 +1,7 @@
 """Identity fixtures: the facade on the test's task queue, a worker serving ``guarded_ask``, and
 a worker process that verifies identity tokens with a known secret.
 
-The secret is installed the way ``python -m workers`` does it (``build_worker`` reads
+The secret is installed the way ``python -m scope_tool.workers`` does it (``build_worker`` reads
 ``SCOPE_TOOL_IDENTITY_SECRET``); it is removed again after each test so no other test's worker
 in this process verifies with it.
 """
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from identity.tools import REGISTRY
-from workers import build_worker
-from workflows import ToolCalls
-from workflows.identity import SECRET_VARIABLE, install_identity_secret
+from scope_tool.client import ToolCalls
+from scope_tool.wire.identity import SECRET_VARIABLE, install_identity_secret
+from scope_tool.workers import build_worker
 
 SECRET = "test-identity-secret-0123456789"
 

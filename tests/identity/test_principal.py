@@ -21,8 +21,8 @@ from helpers.waiting import wait_for_phase
 
 from identity.tools import SEEN
 from scope_tool import Principal, Request, acting_for
-from scope_tool_agents import ModelToolCall, run_turn
-from workflows import CallConflictError, Phase, ToolCalls
+from scope_tool.agents import ModelToolCall, run_turn
+from scope_tool.client import CallConflictError, Phase, ToolCalls
 
 from ._inbox import proxied_inbox
 

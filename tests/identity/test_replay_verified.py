@@ -13,8 +13,8 @@ from helpers.replay import assert_replays
 from helpers.waiting import wait_for_phase, wait_until_async
 
 from scope_tool import Principal, Request
-from workflows import Phase, ToolCalls
-from workflows.identity import install_identity_secret, issue_token
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.wire.identity import install_identity_secret, issue_token
 
 from .conftest import SECRET
 

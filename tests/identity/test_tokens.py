@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 
 from scope_tool import Principal
-from scope_tool_cli._errors import CommandError
-from scope_tool_cli._identity import parse_principal, principal_text
-from workflows.identity import (
+from scope_tool.cli._identity import parse_principal, principal_text
+from scope_tool.serving._errors import CommandError
+from scope_tool.wire.identity import (
     IdentityError,
     identity_secret_from_environment,
     issue_token,
@@ -108,7 +108,7 @@ def test_a_worker_with_a_short_secret_refuses_to_start_in_one_line() -> None:
     from helpers.workers import REPOSITORY, python_environment
 
     done = subprocess.run(
-        [sys.executable, "-m", "workers", "--tools", "identity.tools:REGISTRY"],
+        [sys.executable, "-m", "scope_tool.workers", "--tools", "identity.tools:REGISTRY"],
         env=python_environment(SCOPE_TOOL_IDENTITY_SECRET="short"),
         cwd=REPOSITORY,
         capture_output=True,

@@ -19,9 +19,9 @@ from e2e._cli import run_cli as _run_cli
 from helpers.waiting import wait_for_phase, wait_until_async
 
 from scope_tool import Request
-from workflows import AnswerRejectedError, Phase, RefusalReason, ToolCallHandle, ToolCalls
-from workflows.history import AnswerVia
-from workflows.identity import issue_token
+from scope_tool.client import AnswerRejectedError, Phase, RefusalReason, ToolCallHandle, ToolCalls
+from scope_tool.client.history import AnswerVia
+from scope_tool.wire.identity import issue_token
 
 from ._inbox import proxied_inbox
 from .conftest import SECRET

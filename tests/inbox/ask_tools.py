@@ -25,7 +25,7 @@ from scope_tool import (
     Result,
     require_approval,
 )
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
 
 
 class Ask:

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from inbox.ask_tools import REGISTRY
-from workers import build_worker
-from workflows import ToolCalls, ToolCallsError
+from scope_tool.client import ToolCalls, ToolCallsError
+from scope_tool.workers import build_worker
 
 
 @pytest.fixture

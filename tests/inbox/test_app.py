@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from inbox.ask_tools import start_waiting, wait_for_phase
-from scope_tool_inbox import AllowedHosts, InboxAuth, create_app
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.inbox import AllowedHosts, InboxAuth, create_app
 
 HEADER = "X-Forwarded-User"
 REFUND_SCHEMA = {
@@ -383,7 +383,7 @@ async def test_a_call_whose_worker_is_gone_does_not_stall_the_list(
     calls: ToolCalls, http: httpx.AsyncClient, temporal_client: Any
 ) -> None:
     from inbox.ask_tools import REGISTRY
-    from workers import build_worker
+    from scope_tool.workers import build_worker
 
     orphan_queue = f"orphan-{uuid.uuid4()}"
     orphans = ToolCalls(temporal_client, task_queue=orphan_queue)

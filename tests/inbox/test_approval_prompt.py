@@ -1,4 +1,4 @@
-"""Recognising the approval gate's question (``workflows.read_approval``) and the Web UI texts.
+"""Recognising the approval gate's question (``scope_tool.client.read_approval``) and the Web UI texts.
 
 The gate is recognised by its response schema, the one ``scope_tool.require_approval``
 produces (with and without edits); look-alike schemas are not taken for it. The Web UI texts
@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 from inbox.ask_tools import write_note
 from scope_tool import Func, bind, require_approval
-from workflows import PendingInput, read_approval
-from workflows.web_ui_text import MAX_DETAILS_BYTES, start_details, waiting_details
+from scope_tool.client import PendingInput, read_approval
+from scope_tool.wire.web_ui_text import MAX_DETAILS_BYTES, start_details, waiting_details
 
 
 async def _gate_question(*, allow_edit: bool) -> tuple[bytes, bytes]:

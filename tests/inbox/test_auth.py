@@ -10,7 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from scope_tool_inbox import (
+from scope_tool.client import ToolCalls
+from scope_tool.inbox import (
     AllowedHosts,
     AuthenticationError,
     InboxAuth,
@@ -21,8 +22,7 @@ from scope_tool_inbox import (
     serve_inbox,
     verify_token,
 )
-from scope_tool_inbox.__main__ import main as token_main
-from workflows import ToolCalls
+from scope_tool.inbox.__main__ import main as token_main
 
 SECRET = "a-test-secret-of-enough-bytes"
 

@@ -21,8 +21,8 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 
 from inbox.ask_tools import start_waiting, wait_for_phase
 from scope_tool import Request
-from scope_tool_inbox import InboxOptions, mint_token, serve_inbox
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.inbox import InboxOptions, mint_token, serve_inbox
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

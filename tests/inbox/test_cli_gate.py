@@ -17,7 +17,7 @@ from e2e._cli import CliRun, run_cli
 
 from inbox.ask_tools import WRITTEN, wait_for_phase
 from scope_tool import Request
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
 
 
 async def _cli(*args: str, address: str) -> CliRun:

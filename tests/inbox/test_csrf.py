@@ -17,15 +17,15 @@ import httpx
 import pytest
 
 from inbox.ask_tools import start_waiting
-from scope_tool_inbox import InboxAuth, create_app
-from scope_tool_inbox.csrf import (
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.inbox import InboxAuth, create_app
+from scope_tool.inbox.csrf import (
     FORM_TOKEN_LIFETIME,
     SESSION_COOKIE,
     FormTokenProblem,
     FormTokens,
     new_session_id,
 )
-from workflows import Phase, ToolCalls
 
 BASE = "http://127.0.0.1:8234"
 

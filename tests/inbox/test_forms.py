@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from scope_tool_inbox.form_values import AnswerFormError, answer_from_form
-from scope_tool_inbox.forms import FieldKind, FormKind, build_answer_form, field_name
+from scope_tool.inbox.form_values import AnswerFormError, answer_from_form
+from scope_tool.inbox.forms import FieldKind, FormKind, build_answer_form, field_name
 
 
 def _schema(value: object) -> bytes:

@@ -23,9 +23,9 @@ import pytest
 
 from inbox.ask_tools import start_waiting
 from scope_tool import MAX_INPUT_BYTES
-from scope_tool_inbox import InboxAuth, InboxOptions, create_app, serve_inbox
-from scope_tool_inbox.gate import MAX_BODY_BYTES, MAX_FORM_FIELDS
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.inbox import InboxAuth, InboxOptions, create_app, serve_inbox
+from scope_tool.inbox.gate import MAX_BODY_BYTES, MAX_FORM_FIELDS
 
 FIELD_BYTES = 900 << 10
 FIELDS = 1500

@@ -21,7 +21,8 @@ import httpx
 import pytest
 
 from inbox.ask_tools import start_waiting
-from scope_tool_inbox import (
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.inbox import (
     AllowedHosts,
     InboxAuth,
     InboxConfigError,
@@ -30,8 +31,7 @@ from scope_tool_inbox import (
     create_app,
     serve_inbox,
 )
-from scope_tool_inbox.hosts import cross_origin_source
-from workflows import Phase, ToolCalls
+from scope_tool.inbox.hosts import cross_origin_source
 
 EVIL = "evil.example:8234"
 

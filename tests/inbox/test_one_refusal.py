@@ -18,8 +18,8 @@ import pytest
 from e2e._cli import run_cli
 
 from inbox.ask_tools import start_waiting
-from scope_tool_inbox import AllowedHosts, InboxAuth, create_app
-from workflows import AnswerRejectedError, Phase, RefusalDetail, RefusalReason, ToolCalls
+from scope_tool.client import AnswerRejectedError, Phase, RefusalDetail, RefusalReason, ToolCalls
+from scope_tool.inbox import AllowedHosts, InboxAuth, create_app
 
 HEADER = "X-Forwarded-User"
 SCHEMA = {

@@ -11,9 +11,9 @@ import argparse
 
 import pytest
 
-from scope_tool_cli._parser import build_parser
-from scope_tool_inbox import InboxOptions, add_arguments
-from scope_tool_inbox.server import DEFAULT_PORT
+from scope_tool.cli._parser import build_parser
+from scope_tool.inbox import InboxOptions, add_arguments
+from scope_tool.inbox.server import DEFAULT_PORT
 
 
 def _inbox_parser() -> argparse.ArgumentParser:

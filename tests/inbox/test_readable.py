@@ -23,8 +23,8 @@ import pytest
 
 from inbox.ask_tools import WRITTEN, start_waiting, wait_for_phase
 from scope_tool import Request
-from scope_tool_inbox import AllowedHosts, InboxAuth, create_app
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.inbox import AllowedHosts, InboxAuth, create_app
 
 HEADER = "X-Forwarded-User"
 WEB_UI = "http://localhost:8233"
@@ -258,7 +258,7 @@ async def test_the_web_ui_summary_and_details_are_readable(
 async def test_a_call_with_large_arguments_starts_and_its_web_ui_details_are_cut(
     calls: ToolCalls, http: httpx.AsyncClient
 ) -> None:
-    from workflows.web_ui_text import MAX_DETAILS_BYTES
+    from scope_tool.wire.web_ui_text import MAX_DETAILS_BYTES
 
     call_id = f"large-{uuid.uuid4().hex[:8]}"
     status = await start_waiting(calls, call_id, {"question": "Big?", "blob": "x" * 400_000}, {})

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from inbox.ask_tools import start_waiting
-from scope_tool_inbox import AllowedHosts, InboxAuth, create_app
-from workflows import ToolCalls
+from scope_tool.client import ToolCalls
+from scope_tool.inbox import AllowedHosts, InboxAuth, create_app
 
 HEADER = "X-Forwarded-User"
 

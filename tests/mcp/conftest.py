@@ -25,7 +25,7 @@ def ledger(tmp_path: Path) -> Path:
 async def worker_process(
     temporal_address: str, task_queue: str, tmp_path: Path, ledger: Path
 ) -> AsyncIterator[Process]:
-    """A ready ``python -m workers`` serving the test tools; stopped (or found dead) after."""
+    """A ready ``python -m scope_tool.workers`` serving the test tools; stopped (or found dead) after."""
     process = await worker(temporal_address, task_queue, tmp_path, ledger).start().ready()
     try:
         yield process

@@ -101,7 +101,7 @@ def worker(address: str, task_queue: str, tmp: Path, ledger: Path, name: str = "
         command=[
             sys.executable,
             "-m",
-            "workers",
+            "scope_tool.workers",
             "--tools",
             TOOLS,
             "--address",
@@ -119,7 +119,7 @@ def mcp_command(address: str, task_queue: str, tmp: Path, *extra: str) -> list[s
     return [
         sys.executable,
         "-m",
-        "scope_tool_cli",
+        "scope_tool.cli",
         "mcp",
         "--tools",
         TOOLS,

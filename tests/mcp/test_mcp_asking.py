@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_harness import TasksExtension, get_task, stdio_parameters, update_task, wait_task
 
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
 
 
 @pytest.fixture
@@ -222,9 +222,9 @@ async def test_a_new_user_approves_the_example_write_file_from_the_client(
         command=[
             sys.executable,
             "-m",
-            "workers",
+            "scope_tool.workers",
             "--tools",
-            "workers.examples:registry",
+            "examples.tools:registry",
             "--address",
             temporal_address,
             "--task-queue",
@@ -238,7 +238,7 @@ async def test_a_new_user_approves_the_example_write_file_from_the_client(
     person = Person(_accept(approve=True))
     command = stdio_parameters(temporal_address, task_queue, tmp_path, tmp_path / "pid")
     command.args[-1] = command.args[-1].replace(
-        "mcp_test_tools:REGISTRY", "workers.examples:registry"
+        "mcp_test_tools:REGISTRY", "examples.tools:registry"
     )
     try:
         async with Client(command, elicitation_callback=person) as client:

@@ -11,7 +11,7 @@ from mcp_harness import REPOSITORY, environment
 
 def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "scope_tool_cli", *args],
+        [sys.executable, "-m", "scope_tool.cli", *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -88,8 +88,8 @@ def test_the_state_key_file_is_made_once_and_private(tmp_path):
 
 def test_a_missing_extra_says_how_to_install_it():
     code = (
-        "import sys; sys.modules['scope_tool_mcp'] = None\n"
-        "from scope_tool_cli.__main__ import run\n"
+        "import sys; sys.modules['scope_tool.mcp'] = None\n"
+        "from scope_tool.cli.__main__ import run\n"
         "sys.exit(run(['mcp', '--tools', 'a:b']))\n"
     )
     done = subprocess.run(

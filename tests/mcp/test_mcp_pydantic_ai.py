@@ -19,7 +19,7 @@ from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from workflows import ToolCalls
+from scope_tool.client import ToolCalls
 
 
 def _returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:

@@ -8,11 +8,11 @@ import json
 import pytest
 
 from scope_tool import FailureKind, Output
-from scope_tool_mcp import FormKind, plan_form
-from scope_tool_mcp._engine import derive_call_id
-from scope_tool_mcp._forms import prompt_message
-from scope_tool_mcp._results import outcome_result, waiting_result
-from workflows import CallOutcome, Phase
+from scope_tool.client import CallOutcome, Phase
+from scope_tool.mcp import FormKind, plan_form
+from scope_tool.mcp._engine import derive_call_id
+from scope_tool.mcp._forms import prompt_message
+from scope_tool.mcp._results import outcome_result, waiting_result
 
 
 def _schema(value: object) -> bytes:

@@ -9,8 +9,8 @@ from typing import Any
 
 from temporalio.client import Client
 
-from workflows import DATA_CONVERTER
-from workflows.codec import EncryptionCodec, parse_encryption_keys
+from scope_tool.client import DATA_CONVERTER
+from scope_tool.config.codec import EncryptionCodec, parse_encryption_keys
 
 
 def new_key_entry(key_id: str) -> str:

@@ -9,7 +9,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
 from production.keys import new_key_entry
-from workflows.codec import (
+from scope_tool.config.codec import (
     ENCRYPTED_ENCODING,
     KEY_ID_METADATA,
     CodecChain,
@@ -19,7 +19,7 @@ from workflows.codec import (
     encryption_codec_from_environment,
     parse_encryption_keys,
 )
-from workflows.errors import EncryptionConfigError, PayloadDecryptionError
+from scope_tool.wire.errors import EncryptionConfigError, PayloadDecryptionError
 
 SECRET = b'"the launch code is 0000"'
 

@@ -13,9 +13,9 @@ from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
 
 from production.keys import new_key_entry
-from scope_tool_cli._codec_server import CodecServer, start_codec_server
-from scope_tool_cli._errors import CommandError
-from workflows.codec import EncryptionCodec, parse_encryption_keys
+from scope_tool.config.codec import EncryptionCodec, parse_encryption_keys
+from scope_tool.serving._errors import CommandError
+from scope_tool.serving.codec_server import CodecServer, start_codec_server
 
 UI = "http://localhost:8233"
 TOKEN = "s3cret-token"

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from workflows.codec import KEYS_FILE_VARIABLE
+from scope_tool.config.codec import KEYS_FILE_VARIABLE
 
 KUBERNETES = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 

@@ -25,10 +25,10 @@ from temporalio.client import WorkflowExecutionStatus
 from production.keys import client_with_keys, new_key_entry
 from production.tools import REGISTRY
 from scope_tool import Request
-from workers import build_worker
-from workflows import AnswerRejectedError, Phase, ToolCalls
-from workflows.errors import PayloadDecryptionError
-from workflows.wire import PHASE_KEY
+from scope_tool.client import AnswerRejectedError, Phase, ToolCalls
+from scope_tool.wire import PHASE_KEY
+from scope_tool.wire.errors import PayloadDecryptionError
+from scope_tool.workers import build_worker
 
 
 def _note(marker: str) -> Request:

@@ -13,9 +13,9 @@ from helpers.waiting import wait_for_phase, wait_until_async
 from runtime.example_tools import REGISTRY
 
 from scope_tool import Request
-from workers import build_worker
-from workflows import CallNotFoundError, Phase, ToolCalls
-from workflows.history import AnswerVia
+from scope_tool.client import CallNotFoundError, Phase, ToolCalls
+from scope_tool.client.history import AnswerVia
+from scope_tool.workers import build_worker
 
 
 async def test_the_trail_of_a_finished_call_outlives_its_worker(

@@ -16,9 +16,9 @@ from helpers.waiting import wait_for_phase
 from production.keys import new_key_entry
 from production.tools import REGISTRY
 from scope_tool import Request
-from scope_tool_inbox import AllowedHosts, InboxAuth, create_app
-from workers import build_worker
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.inbox import AllowedHosts, InboxAuth, create_app
+from scope_tool.workers import build_worker
 
 HEADER = "X-Forwarded-User"
 

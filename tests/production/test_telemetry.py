@@ -28,9 +28,13 @@ from runtime.example_tools import REGISTRY
 from temporalio.client import Client
 
 from scope_tool import Request
-from workers import build_worker
-from workers.telemetry import parse_metrics_address, prometheus_runtime, telemetry_interceptors
-from workflows import DATA_CONVERTER, AnswerRejectedError, Phase, ToolCalls
+from scope_tool.client import DATA_CONVERTER, AnswerRejectedError, Phase, ToolCalls
+from scope_tool.workers import build_worker
+from scope_tool.workers.telemetry import (
+    parse_metrics_address,
+    prometheus_runtime,
+    telemetry_interceptors,
+)
 
 
 @pytest.fixture(scope="session")
@@ -297,8 +301,8 @@ async def test_a_worker_process_joins_the_callers_trace_and_serves_metrics(
 
 
 def test_tracing_without_opentelemetry_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from workflows.errors import TelemetryConfigError
-    from workflows.tracing import client_tracing_interceptors
+    from scope_tool.config.tracing import client_tracing_interceptors
+    from scope_tool.wire.errors import TelemetryConfigError
 
     assert client_tracing_interceptors(tracing=False) == []
     monkeypatch.setitem(sys.modules, "temporalio.contrib.opentelemetry", None)
@@ -310,8 +314,8 @@ def test_tracing_without_opentelemetry_is_a_clear_error(monkeypatch: pytest.Monk
 
 def test_the_core_and_a_worker_load_without_opentelemetry() -> None:
     code = (
-        "import sys, workflows, workers, workers.telemetry, workers.__main__,"
-        " scope_tool_cli.__main__\n"
+        "import sys, scope_tool.client, scope_tool.workers, scope_tool.workers.telemetry, scope_tool.workers.__main__,"
+        " scope_tool.cli.__main__\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('opentelemetry'))\n"
         "assert not loaded, loaded\n"
     )

@@ -17,9 +17,9 @@ from temporalio.converter import DataConverter, PayloadCodec
 from production.keys import new_key_entry
 from production.tools import REGISTRY
 from scope_tool import Request
-from workers import build_worker
-from workflows import Phase, ToolCalls
-from workflows.codec import CodecChain, EncryptionCodec
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.config.codec import CodecChain, EncryptionCodec
+from scope_tool.workers import build_worker
 
 
 class CountingCodec(PayloadCodec):

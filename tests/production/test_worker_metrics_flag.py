@@ -1,4 +1,4 @@
-"""``scope-tool worker --metrics HOST:PORT`` hands the flag to ``python -m workers``."""
+"""``scope-tool worker --metrics HOST:PORT`` hands the flag to ``python -m scope_tool.workers``."""
 
 from __future__ import annotations
 

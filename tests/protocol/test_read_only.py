@@ -22,7 +22,7 @@ from scope_tool import (
     bind,
 )
 from scope_tool._read_only import ReadOnly
-from workflows import ToolCallHandle, ToolCalls
+from scope_tool.client import ToolCallHandle, ToolCalls
 
 
 class Sample:

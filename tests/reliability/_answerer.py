@@ -24,8 +24,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from workflows import Phase, ToolCalls
-from workflows.errors import AnswerRejectedError
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.wire.errors import AnswerRejectedError
 
 _SCAN_INTERVAL = 0.3
 _LIST_LIMIT = 5_000

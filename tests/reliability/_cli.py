@@ -40,7 +40,7 @@ CLI_ANSWERS: tuple[str | bytes, ...] = (
 
 def _command() -> list[str]:
     script = Path(sys.executable).parent / "scope-tool"
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "scope_tool_cli"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "scope_tool.cli"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -29,8 +29,8 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from scope_tool import Request
-from workflows import DATA_CONVERTER, CallOutcome, Phase, ToolCalls
-from workflows.wire import CALL_TOOL_HERE_ACTIVITY, NOT_SERVED_HERE, ROUND_ACTIVITIES
+from scope_tool.client import DATA_CONVERTER, CallOutcome, Phase, ToolCalls
+from scope_tool.wire import CALL_TOOL_HERE_ACTIVITY, NOT_SERVED_HERE, ROUND_ACTIVITIES
 
 from ._ledger import LedgerAudit, SideEffectLedger
 from ._processes import AnswererProcess, WorkerProcess

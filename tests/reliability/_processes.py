@@ -31,7 +31,7 @@ TOOLS_ATTRIBUTE = "reliability._tools:REGISTRY"
 
 @dataclass(slots=True, kw_only=True)
 class WorkerProcess(helpers.workers.WorkerProcess):
-    """``python -m workers`` serving the reliability tools, with their ledger and hold time."""
+    """``python -m scope_tool.workers`` serving the reliability tools, with their ledger and hold time."""
 
     ledger_file: Path
     tools: str = TOOLS_ATTRIBUTE

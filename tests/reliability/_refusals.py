@@ -30,10 +30,10 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from scope_tool import Request
+from scope_tool.client import AnswerRejectedError, CallStatus, ToolCallHandle, ToolCalls
+from scope_tool.client import Phase as CallPhase
 from scope_tool.errors import ToolError
-from workflows import AnswerRejectedError, CallStatus, ToolCallHandle, ToolCalls
-from workflows import Phase as CallPhase
-from workflows.errors import ANSWER_REJECTION_REASONS
+from scope_tool.wire.errors import ANSWER_REJECTION_REASONS
 
 __all__ = [
     "HostileTally",

@@ -221,7 +221,7 @@ def build_registry(*, ledger: SideEffectLedger, hold_seconds: float = 0.0) -> Re
 
 
 def __getattr__(name: str) -> Registry:
-    # ``python -m workers --tools reliability._tools:REGISTRY`` reads the attribute; build it on
+    # ``python -m scope_tool.workers --tools reliability._tools:REGISTRY`` reads the attribute; build it on
     # first access so importing the module in the test process needs no environment.
     if name == "REGISTRY":
         registry = build_registry(

@@ -18,7 +18,7 @@ import pytest
 from helpers.servers import DedicatedDevServer
 from temporalio.client import Client
 
-from workflows import DATA_CONVERTER, ToolCalls
+from scope_tool.client import DATA_CONVERTER, ToolCalls
 
 from ._ledger import SideEffectLedger
 from ._processes import WorkerProcess
@@ -54,7 +54,7 @@ def shared_ledger(reliability_dir: Path) -> SideEffectLedger:
 def tool_worker(
     reliability_server: DedicatedDevServer, reliability_dir: Path, shared_ledger: SideEffectLedger
 ) -> Iterator[WorkerProcess]:
-    """One ``python -m workers`` process serving the reliability tools for the session."""
+    """One ``python -m scope_tool.workers`` process serving the reliability tools for the session."""
     worker = WorkerProcess(
         address=reliability_server.address,
         task_queue=f"reliability-shared-{uuid.uuid4().hex[:8]}",

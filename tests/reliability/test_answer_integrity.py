@@ -17,7 +17,7 @@ from helpers.servers import DedicatedDevServer
 from temporalio.client import Client
 
 from scope_tool import Request
-from workflows import (
+from scope_tool.client import (
     DATA_CONVERTER,
     AnswerReceipt,
     AnswerRejectedError,

@@ -13,7 +13,7 @@ import uuid
 from temporalio.api.sdk.v1 import WorkflowMetadata
 
 from scope_tool import FailureKind, Request
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
 
 from ._tools import BROKEN_POLICY_SECRET
 

@@ -18,7 +18,7 @@ from helpers.servers import DedicatedDevServer
 from temporalio.client import Client
 
 from scope_tool import Request
-from workflows import DATA_CONVERTER, Phase, ToolCalls
+from scope_tool.client import DATA_CONVERTER, Phase, ToolCalls
 
 from ._figures import record_figures
 from ._ledger import SideEffectLedger
@@ -48,7 +48,7 @@ async def test_worker_and_server_kills_lose_and_duplicate_nothing(
             "faults",
             {
                 "calls": SIZE.fault_calls,
-                "workers": 2,
+                "scope_tool.workers": 2,
                 "seconds": round(report.seconds, 1),
                 "calls_per_second": round(report.calls_per_second, 1),
                 "faults": list(report.faults),

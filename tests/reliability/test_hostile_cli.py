@@ -22,7 +22,7 @@ import pytest
 from helpers.servers import DedicatedDevServer
 
 from scope_tool import Request
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
 
 from ._cli import CLI_ANSWERS, CLI_REQUESTS, run_cli
 from ._figures import record_figures

@@ -20,9 +20,9 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 
 from scope_tool import Request
+from scope_tool.client import CallConflictError, Phase, ToolCallHandle, ToolCalls
 from scope_tool.errors import ToolError
-from workflows import CallConflictError, Phase, ToolCallHandle, ToolCalls
-from workflows._answer_check import WORKFLOW_CHECK_BYTES
+from scope_tool.workflows._answer_check import WORKFLOW_CHECK_BYTES
 
 from ._figures import record_figures
 from ._hostile_inputs import (

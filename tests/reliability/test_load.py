@@ -35,7 +35,7 @@ async def test_every_call_completes_exactly_once(
             "load",
             {
                 "calls": calls,
-                "workers": 2,
+                "scope_tool.workers": 2,
                 "seconds": round(report.seconds, 1),
                 "calls_per_second": round(report.calls_per_second, 1),
                 "phases": report.phases,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from runtime.example_tools import REGISTRY
-from workers import build_worker
-from workflows import ToolCalls
+from scope_tool.client import ToolCalls
+from scope_tool.workers import build_worker
 
 
 @pytest.fixture

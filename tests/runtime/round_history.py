@@ -7,8 +7,8 @@ from typing import Any
 
 from temporalio.api.enums.v1 import EventType, TimeoutType
 
-from workflows import DATA_CONVERTER
-from workflows.wire import ROUND_ACTIVITIES, CallToolInput
+from scope_tool.client import DATA_CONVERTER
+from scope_tool.wire import ROUND_ACTIVITIES, CallToolInput
 
 __all__ = ["RoundAttempt", "round_attempts"]
 

@@ -13,7 +13,7 @@ from temporalio.api.enums.v1 import EventType
 
 from runtime.example_tools import ledger_lines
 from scope_tool import MAX_INPUT_BYTES, Request
-from workflows import AnswerRejectedError, Phase, ToolCalls
+from scope_tool.client import AnswerRejectedError, Phase, ToolCalls
 
 
 def _plan(ledger: Path) -> Request:

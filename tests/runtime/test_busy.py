@@ -12,9 +12,9 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
-from workflows import ToolCallsError
-from workflows._busy import retry_while_busy, server_busy
-from workflows._handle import ToolCallHandle
+from scope_tool.client import ToolCallsError
+from scope_tool.client._busy import retry_while_busy, server_busy
+from scope_tool.client._handle import ToolCallHandle
 
 IN_FLIGHT = RPCError(
     "limit on number of concurrent in-flight updates has been reached (10)",

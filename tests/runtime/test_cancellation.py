@@ -31,8 +31,8 @@ from scope_tool import (
     Request,
     Result,
 )
-from workers import build_worker
-from workflows import AnswerRejectedError, Phase, RefusalReason, ToolCalls
+from scope_tool.client import AnswerRejectedError, Phase, RefusalReason, ToolCalls
+from scope_tool.workers import build_worker
 
 
 def _append(ledger: str, line: str) -> None:
@@ -250,7 +250,7 @@ async def test_a_tool_blocking_its_loop_leaves_other_calls_alone(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Item 9: a 5 s time.sleep in an async tool; heartbeat timeout 2 s; 6 other calls."""
-    caplog.set_level(logging.WARNING, logger="workers")
+    caplog.set_level(logging.WARNING, logger="scope_tool.workers")
     calls = _calls(temporal_client, task_queue, heartbeat=2)
     hog_ledger = tmp_path / "hog"
     hog = await _start(calls, "hog", hog_ledger, seconds=5)

@@ -11,13 +11,13 @@ import pytest
 @pytest.mark.parametrize(
     "statement",
     [
-        "from workflows import ToolCalls, ToolCallHandle, CallStatus, AnswerRejectedError",
-        "import workflows.wire",
-        "import scope_tool_cli.__main__",
+        "from scope_tool.client import ToolCalls, ToolCallHandle, CallStatus, AnswerRejectedError",
+        "import scope_tool.wire",
+        "import scope_tool.cli.__main__",
     ],
 )
 def test_a_client_import_does_not_load_the_workflow(statement: str) -> None:
-    probe = f"import sys\n{statement}\nprint('workflows._workflow' in sys.modules)"
+    probe = f"import sys\n{statement}\nprint('scope_tool.workflows._workflow' in sys.modules)"
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
@@ -26,10 +26,10 @@ def test_a_client_import_does_not_load_the_workflow(statement: str) -> None:
 
 def test_the_worker_side_still_finds_the_workflow() -> None:
     probe = (
-        "import sys\nfrom workflows import ToolCallWorkflow\n"
-        "print(ToolCallWorkflow.__module__, 'workflows._workflow' in sys.modules)"
+        "import sys\nfrom scope_tool.workflows import ToolCallWorkflow\n"
+        "print(ToolCallWorkflow.__module__, 'scope_tool.workflows._workflow' in sys.modules)"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
-    assert done.stdout.strip() == "workflows._workflow True", done.stderr
+    assert done.stdout.strip() == "scope_tool.workflows._workflow True", done.stderr

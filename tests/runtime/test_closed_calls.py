@@ -25,9 +25,9 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from runtime.example_tools import ledger_lines
 from scope_tool import Request
-from scope_tool_cli._binaries import temporal_cli
-from workflows import AnswerRejectedError, CallOutcome, Phase, RefusalReason, ToolCalls
-from workflows.wire import PHASE_KEY, TOOL_KEY, WORKFLOW_NAME, ToolCallInput
+from scope_tool.client import AnswerRejectedError, CallOutcome, Phase, RefusalReason, ToolCalls
+from scope_tool.serving._binaries import temporal_cli
+from scope_tool.wire import PHASE_KEY, TOOL_KEY, WORKFLOW_NAME, ToolCallInput
 
 
 def _plan(ledger: Path) -> Request:
@@ -82,7 +82,7 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     import os
 
     return subprocess.run(
-        [sys.executable, "-m", "scope_tool_cli", *args],
+        [sys.executable, "-m", "scope_tool.cli", *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -23,12 +23,16 @@ from temporalio.api.enums.v1 import EventType
 from runtime.costly_tools import ANY_OF_DECIMALS, MULTIPLE_OF, RECURSIVE, REGISTRY
 from scope_tool import MAX_INPUT_BYTES, Request
 from scope_tool._schema_limits import MAX_NESTING
-from workers import build_worker
-from workers._check_answer import check_answer_now
-from workflows import AnswerRejectedError, Phase, ToolCalls
-from workflows._answer_check import MAX_REFUSAL_TEXT, ROUND_INPUT_LIMIT, WORKFLOW_CHECK_BYTES
-from workflows._status import STATUS_ANSWER_BYTES
-from workflows.wire import CheckAnswerInput
+from scope_tool.client import AnswerRejectedError, Phase, ToolCalls
+from scope_tool.wire import CheckAnswerInput
+from scope_tool.wire._status import STATUS_ANSWER_BYTES
+from scope_tool.workers import build_worker
+from scope_tool.workers._check_answer import check_answer_now
+from scope_tool.workflows._answer_check import (
+    MAX_REFUSAL_TEXT,
+    ROUND_INPUT_LIMIT,
+    WORKFLOW_CHECK_BYTES,
+)
 
 MIB = 1024 * 1024
 _COUNT = (MAX_INPUT_BYTES - 2) // 5

@@ -24,7 +24,7 @@ from temporalio.client import Client
 
 from runtime.example_tools import ledger_lines
 from scope_tool import Request
-from workflows import DATA_CONVERTER, Phase, ToolCalls
+from scope_tool.client import DATA_CONVERTER, Phase, ToolCalls
 
 HEARTBEAT = timedelta(seconds=2)
 
@@ -208,7 +208,7 @@ async def test_worker_process_refuses_a_bad_registry(temporal_address: str, tmp_
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "workers",
+        "scope_tool.workers",
         "--tools",
         "json:dumps",
         "--address",

@@ -21,15 +21,15 @@ from runtime.example_tools import CHANGED_REGISTRY, REGISTRY, ledger_lines
 from runtime.round_history import round_attempts
 from runtime.test_routing import OTHER
 from scope_tool import Request
-from workers import build_worker
-from workflows import DATA_CONVERTER, Phase, ToolCalls
-from workflows.wire import (
+from scope_tool.client import DATA_CONVERTER, Phase, ToolCalls
+from scope_tool.wire import (
     CALL_TOOL_ACTIVITY,
     CALL_TOOL_HERE_ACTIVITY,
     NOT_SERVED_HERE,
     contract_queue,
     tool_queue,
 )
+from scope_tool.workers import build_worker
 
 
 def _attempts(found: list[Any]) -> list[tuple[int, str, str, str]]:

@@ -10,8 +10,8 @@ from typing import Any
 
 from runtime.example_tools import REGISTRY, ledger_lines
 from scope_tool import Request
-from workers import build_worker
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
+from scope_tool.workers import build_worker
 
 
 async def test_unanswered_for_three_days_expires(time_skipping_env: Any, tmp_path: Path) -> None:

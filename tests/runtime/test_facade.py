@@ -14,8 +14,8 @@ from helpers.waiting import wait_for_phase, wait_until_async
 
 from runtime.example_tools import CHANGED_REGISTRY, ledger_lines
 from scope_tool import Request
-from workers import build_worker
-from workflows import CallConflictError, CallNotFoundError, Phase, ToolCalls, ToolCallsError
+from scope_tool.client import CallConflictError, CallNotFoundError, Phase, ToolCalls, ToolCallsError
+from scope_tool.workers import build_worker
 
 
 async def test_second_start_attaches_to_the_running_call(

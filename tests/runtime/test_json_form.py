@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from workflows import Phase, RefusalDetail
-from workflows._json_form import iso_time, json_members
+from scope_tool.client import Phase, RefusalDetail
+from scope_tool.wire._json_form import iso_time, json_members
 
 MOMENT = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 

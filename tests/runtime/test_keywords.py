@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from scope_tool import Request
-from workflows import ToolCallHandle, ToolCalls
-from workflows._keywords import refuse_unknown_keywords
+from scope_tool.client import ToolCallHandle, ToolCalls
+from scope_tool.client._keywords import refuse_unknown_keywords
 
 
 def test_known_keywords_pass() -> None:

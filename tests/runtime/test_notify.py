@@ -19,7 +19,7 @@ from temporalio.client import WorkflowFailureError
 
 from runtime.example_tools import ledger_lines
 from scope_tool import Request
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
 
 
 class _Receiver:

@@ -12,7 +12,7 @@ from helpers.waiting import wait_for_phase, wait_until
 
 from runtime.example_tools import ledger_lines
 from scope_tool import FailureKind, Request
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
 
 
 def _id() -> str:

@@ -19,8 +19,9 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from scope_tool import Request
-from workers import workflow_runner
-from workflows import DATA_CONVERTER, Phase, ToolCalls, ToolCallWorkflow
+from scope_tool.client import DATA_CONVERTER, Phase, ToolCalls
+from scope_tool.workers import workflow_runner
+from scope_tool.workflows import ToolCallWorkflow
 
 HISTORIES = Path(__file__).parent / "histories"
 

@@ -19,7 +19,7 @@ from helpers.workers import worker_process
 
 from runtime.example_tools import REGISTRY, ledger_lines
 from scope_tool import Request
-from workflows import Phase, ToolCalls
+from scope_tool.client import Phase, ToolCalls
 
 V1 = "runtime.example_tools:REGISTRY"
 V2 = "runtime.example_tools:CHANGED_REGISTRY"

@@ -21,9 +21,9 @@ from temporalio.client import Client
 from runtime.example_tools import CHANGED_REGISTRY, REGISTRY, ledger_lines
 from runtime.round_history import round_attempts
 from scope_tool import Func, Registry, Request
-from workers import build_worker
-from workflows import DATA_CONVERTER, Phase, ToolCalls
-from workflows.wire import CALL_TOOL_ACTIVITY, CALL_TOOL_HERE_ACTIVITY, NOT_SERVED_HERE, tool_queue
+from scope_tool.client import DATA_CONVERTER, Phase, ToolCalls
+from scope_tool.wire import CALL_TOOL_ACTIVITY, CALL_TOOL_HERE_ACTIVITY, NOT_SERVED_HERE, tool_queue
+from scope_tool.workers import build_worker
 
 
 class GreetInput(BaseModel):
@@ -130,7 +130,7 @@ async def test_a_tool_no_worker_serves_ends_invalid_within_seconds(
 
 async def _cli(capsys: Any, *args: str, address: str, queue: str) -> str:
     """Run one ``scope-tool`` command in a thread (it runs its own event loop); its stdout."""
-    from scope_tool_cli.__main__ import run
+    from scope_tool.cli.__main__ import run
 
     capsys.readouterr()
     code = await asyncio.to_thread(run, [*args, "--address", address, "--task-queue", queue])

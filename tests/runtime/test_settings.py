@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from workflows.errors import SettingsError
-from workflows.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings
+from scope_tool.config.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings
+from scope_tool.wire.errors import SettingsError
 
 
 def test_defaults_then_environment_then_overrides() -> None:
@@ -59,7 +59,7 @@ def test_the_worker_command_carries_every_setting_through_the_environment(tmp_pa
     assert command == [
         sys.executable,
         "-m",
-        "workers",
+        "scope_tool.workers",
         "--tools",
         "m:registry",
         "--retry-safe",

@@ -1,4 +1,4 @@
-"""Answers whose text goes ahead of their update by signal (``workflows._staging``), no server.
+"""Answers whose text goes ahead of their update by signal (``scope_tool.wire._staging``), no server.
 
 The decision itself is ``check_answer``'s; these pin what staging adds: the text an update names
 by digest is put back before deciding, a repeat of an accepted staged answer is still a
@@ -11,11 +11,11 @@ import hashlib
 from datetime import UTC, datetime
 
 from scope_tool import MAX_INPUT_BYTES, InputRequest
-from workflows import Phase, RefusalReason
-from workflows._answer_check import Accepted, Refused, check_answer
-from workflows._staging import KEPT_STAGED, StagedTexts, text_digest
-from workflows._status import AnswerRecord, PendingInput
-from workflows.wire import AnswerInput
+from scope_tool.client import Phase, RefusalReason
+from scope_tool.wire import AnswerInput
+from scope_tool.wire._staging import KEPT_STAGED, StagedTexts, text_digest
+from scope_tool.wire._status import AnswerRecord, PendingInput
+from scope_tool.workflows._answer_check import Accepted, Refused, check_answer
 
 CALL = "call-1"
 REQUEST = f"{CALL}/r1"

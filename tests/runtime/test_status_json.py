@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from scope_tool import FailureKind, Output, Principal
-from scope_tool_cli._render import render_status
-from workflows import (
+from scope_tool.cli._render import render_status
+from scope_tool.client import (
     AnswerRecord,
     CallOutcome,
     CallStatus,
@@ -20,15 +20,15 @@ from workflows import (
     RoundRoute,
     read_prompt,
 )
-from workflows._status import STATUS_ANSWER_BYTES, shown_answers
-from workflows.history import (
+from scope_tool.client.history import (
     AnswerVia,
     CallHistory,
     HistoryAnswer,
     HistoryQuestion,
     HistoryRefusal,
 )
-from workflows.wire import NotifyInput
+from scope_tool.wire import NotifyInput
+from scope_tool.wire._status import STATUS_ANSWER_BYTES, shown_answers
 
 ASKED = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 

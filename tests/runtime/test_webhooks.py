@@ -15,10 +15,9 @@ from helpers.waiting import wait_for_phase, wait_until, wait_until_async
 
 from runtime.example_tools import REGISTRY
 from scope_tool import Request
-from workers import build_worker
-from workflows import CallNotFoundError, Phase, ToolCalls
-from workflows.settings import Settings
-from workflows.webhook import (
+from scope_tool.client import CallNotFoundError, Phase, ToolCalls
+from scope_tool.config.settings import Settings
+from scope_tool.config.webhook import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
     check_destination,
@@ -26,6 +25,7 @@ from workflows.webhook import (
     sign,
     verify,
 )
+from scope_tool.workers import build_worker
 
 SECRET = "s3cret-shared-with-the-receiver"
 
@@ -144,7 +144,7 @@ async def test_settings_carry_the_allow_list_to_the_facade(temporal_address: str
     )
     assert settings.notify_secret == SECRET
     assert settings.to_env()["SCOPE_TOOL_NOTIFY_ALLOWED"] == "https://hooks.example.com/"
-    calls = await settings.tool_calls()
+    calls = await ToolCalls.from_settings(settings)
     with pytest.raises(ValueError, match="is not allowed"):
         await calls.start(
             Request(name="echo", arguments='{"text": "x"}'),

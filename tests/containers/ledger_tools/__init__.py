@@ -1,6 +1,6 @@
 """A tool for the worker-image deployment test, mounted into the worker containers read-only.
 
-The containers run the project's image unchanged: ``python -m workers --tools
+The containers run the project's image unchanged: ``python -m scope_tool.workers --tools
 ledger_tools:registry`` finds this package because it is mounted at ``/app/ledger_tools`` and
 ``python -m`` puts the working folder ``/app`` on ``sys.path``. It imports only ``scope_tool``
 and the standard library, since that is all the image holds.
@@ -107,4 +107,4 @@ class ApproveWrite:
 
 
 registry = Registry(ApproveWrite())
-"""``python -m workers --tools ledger_tools:registry``."""
+"""``python -m scope_tool.workers --tools ledger_tools:registry``."""

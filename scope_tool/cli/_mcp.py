@@ -1,0 +1,68 @@
+"""``scope-tool mcp``: hands off to the optional :mod:`scope_tool.mcp` package (``[mcp]`` extra)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scope_tool.serving._errors import CommandError
+
+if TYPE_CHECKING:
+    from scope_tool.client import ToolCalls
+
+__all__ = ["add_mcp_arguments", "run_mcp", "start_dev_mcp"]
+
+_MISSING = "scope-tool mcp needs the mcp extra: pip install 'scope-tool[mcp]' ({error})"
+
+
+def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
+    """The package's own flags when it is installed; ``--tools`` alone otherwise."""
+    try:
+        from scope_tool.mcp import add_arguments
+    except ImportError:
+        parser.add_argument("--tools", help="the Registry to serve, as module:attribute")
+        return
+    add_arguments(parser)
+
+
+async def run_mcp(args: argparse.Namespace) -> int:
+    """Serve the registry over MCP; a missing extra or a bad setting is one clear line."""
+    try:
+        from scope_tool.mcp import McpSettingsError, run
+    except ImportError as error:
+        raise CommandError(_MISSING.format(error=error)) from None
+    try:
+        return await run(args)
+    except McpSettingsError as error:
+        raise CommandError.usage(error) from None
+
+
+def start_dev_mcp(
+    calls: ToolCalls, *, tools: str, ip: str, port: int, data_dir: Path, inbox_url: str | None
+) -> asyncio.Task[None] | str:
+    """``scope-tool dev --mcp-port``: the MCP server over HTTP as a task, or why it is not running.
+
+    The sealing key lives in the data folder, so a restarted ``dev`` accepts the state its
+    predecessor sealed.
+    """
+    try:
+        from scope_tool.mcp import McpOptions, read_state_key, serve_http
+    except ImportError as error:
+        return f"not available ({error}); pip install 'scope-tool[mcp]'"
+    from scope_tool.serving._dev_server import port_is_free
+    from scope_tool.workers import load_registry
+
+    if not 0 < port < 65536:
+        return f"not started: --mcp-port must be a TCP port, got {port}"
+    if not port_is_free(ip, port):
+        return f"not started: port {port} is in use (choose another with --mcp-port)"
+    try:
+        registry = load_registry(tools)
+        options = McpOptions(
+            state_keys=(read_state_key(data_dir / "mcp-state.key"),), inbox_url=inbox_url
+        )
+    except ValueError as error:
+        return f"not started: {error}"
+    return asyncio.create_task(serve_http(calls, registry, options, host=ip, port=port))

@@ -1,0 +1,90 @@
+"""Long-running servers the CLI hands off to: the worker process and the web inbox.
+
+``scope-tool worker`` replaces itself with ``python -m scope_tool.workers`` (``os.execv``) so signals,
+exit codes and logs are exactly the worker's own; connection settings travel as the worker's
+flags and ``SCOPE_TOOL_*`` environment. ``scope-tool inbox`` runs ``scope_tool.inbox`` (the
+``[inbox]`` extra) when it is installed and says how to install it when it is not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+
+from scope_tool.serving._connection import connect, settings_from_args
+from scope_tool.serving._errors import EXIT_OK, EXIT_USAGE, CommandError
+
+__all__ = ["INBOX_INSTALL_HINT", "inbox_missing", "run_inbox", "run_worker"]
+
+INBOX_INSTALL_HINT = "pip install 'scope-tool[inbox]'"
+"""How to get the inbox: it is an optional package with its own web stack."""
+
+
+def inbox_missing(error: ImportError) -> str:
+    """Why the inbox cannot start and how to install it, in one line."""
+    return f"the web inbox is not installed ({error}); install it with: {INBOX_INSTALL_HINT}"
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    """Check each ``--tools`` looks importable, then become ``python -m scope_tool.workers``."""
+    for spec in args.tools:
+        _check_tools(spec)
+    command, variables = settings_from_args(args).worker_command(
+        args.tools,
+        retry_safe=getattr(args, "retry_safe", None) or (),
+        metrics=getattr(args, "metrics", None),
+    )
+    environment = {**os.environ, **variables}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(command[0], command, environment)
+
+
+def _check_tools(spec: str) -> None:
+    module, separator, attribute = spec.partition(":")
+    if not separator or not module or not attribute:
+        raise CommandError(
+            f"--tools must be module:attribute (e.g. examples.tools:registry), got {spec!r}",
+            exit_code=EXIT_USAGE,
+        )
+    if os.getcwd() not in sys.path:  # `python -m scope_tool.workers` will import from here too
+        sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise CommandError(
+            f"--tools: cannot find module {module!r} in the current folder"
+            f" ({os.getcwd()}) or on PYTHONPATH"
+        )
+
+
+async def run_inbox(args: argparse.Namespace) -> int:
+    """Serve the web inbox until Ctrl-C or SIGTERM; a bad setting is one line, exit code 2."""
+    try:
+        from scope_tool.inbox import InboxConfigError, InboxOptions, serve_inbox
+        from scope_tool.serving._web_serving import serve_until_signalled
+    except ImportError as error:
+        raise CommandError(inbox_missing(error)) from None
+    options = InboxOptions.from_args(args)
+    try:  # refuse an unsafe setting before connecting anywhere
+        options.auth().check_bind(options.host)
+    except InboxConfigError as error:
+        raise CommandError.usage(error) from None
+    calls = await connect(settings_from_args(args))
+
+    def listening(host: str, port: int) -> None:
+        print(f"inbox listening on http://{host}:{port} (Ctrl-C stops it)", flush=True)
+
+    try:
+        stopped = await serve_until_signalled(serve_inbox(calls, options, on_listening=listening))
+    except InboxConfigError as error:
+        raise CommandError.usage(error) from None
+    except OSError as error:
+        raise CommandError(str(error.strerror or error)) from None
+    if stopped:
+        print("inbox stopped", flush=True)
+    return EXIT_OK

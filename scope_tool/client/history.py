@@ -1,0 +1,430 @@
+"""The audit trail of one call, read from its Temporal event history (no worker needed).
+
+``status`` is a query, answered by a worker from the workflow's live state; once a call has
+finished and no worker polls, that state is gone. The event history is not: Temporal keeps it
+for the namespace's retention period, with every input the call received. :func:`read_history`
+walks it and returns a :class:`CallHistory`: who started the call with which arguments, each
+question, each answer (by update or by signal), each refused signal answer, and the outcome.
+
+What history can and cannot show:
+
+* an answer sent by **update** and refused by the validator never reaches history (that is
+  what validators are for); its caller got the refusal. Accepted updates are recorded with
+  their receipt.
+* an answer sent by **signal** is always recorded; whether the workflow took it is decided
+  here by the same pure function the workflow ran (:func:`check_answer`) over the same state
+  rebuilt from the same events, so the verdict is the one the workflow reached.
+* ``answered_by`` is what the answerer claimed, unless the answer carried an identity token
+  the workflow verified (``verified``): then it is the token's subject. Tokens are taken by
+  update only, whose validator verified them (an accepted update in history is the proof), so
+  reading a trail never needs the secret. ``client_identity`` is the Temporal client identity
+  that sent it (process and host), recorded by the server.
+* ``principal`` is who the agent acted for, as the call was started.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, cast
+
+from temporalio.api.common.v1 import Payloads
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import WorkflowHandle
+from temporalio.converter import DataConverter
+from temporalio.service import RPCError, RPCStatusCode
+
+from scope_tool import InputRequest, Principal
+from scope_tool.wire import (
+    ANSWER,
+    ROUND_ACTIVITIES,
+    STAGE_ANSWER,
+    AnswerInput,
+    AnswerReceipt,
+    CallToolInput,
+    RoundInputRequested,
+    RoundResult,
+    StagedAnswer,
+    ToolCallInput,
+)
+from scope_tool.wire._json_form import json_members
+from scope_tool.wire._staging import StagedTexts
+from scope_tool.wire._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
+from scope_tool.wire.errors import CallNotFoundError, ToolCallsError
+from scope_tool.wire.identity import token_subject
+from scope_tool.workflows._answer_check import Accepted, Unchecked, check_answer
+
+__all__ = [
+    "AnswerVia",
+    "CallHistory",
+    "HistoryAnswer",
+    "HistoryQuestion",
+    "HistoryRefusal",
+    "fetch_call_history",
+    "read_history",
+]
+
+
+class AnswerVia(StrEnum):
+    """How an answer reached the call."""
+
+    UPDATE = "update"
+    SIGNAL = "signal"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryQuestion:
+    """A question the call committed and waited on."""
+
+    request_id: str
+    round: int
+    prompt: bytes
+    response_schema: bytes
+    asked_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryAnswer(AnswerRecord):
+    """An answer the call accepted, and how it came (``duplicate``: an exact repeat, taken
+    without effect)."""
+
+    client_identity: str
+    via: AnswerVia
+    duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryRefusal:
+    """An answer sent by signal that the call refused; it kept waiting."""
+
+    request_id: str | None
+    reason: str
+    message: str
+    response: bytes
+    answered_by: str | None
+    client_identity: str
+    refused_at: datetime
+    via: AnswerVia = AnswerVia.SIGNAL
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallHistory:
+    """The audit trail of one call (see the module docstring for what it can show).
+
+    ``execution_status`` is Temporal's (``RUNNING``, ``COMPLETED``, ``TERMINATED``...);
+    ``outcome`` is the call's own result, present once the workflow returned one.
+    """
+
+    call_id: str
+    tool: str
+    arguments: bytes
+    started_at: datetime
+    started_by: str
+    allowed_answerers: tuple[str, ...] = ()
+    principal: Principal | None = None
+    require_verified: bool = False
+    questions: tuple[HistoryQuestion, ...] = ()
+    answers: tuple[HistoryAnswer, ...] = ()
+    refusals: tuple[HistoryRefusal, ...] = ()
+    rounds: int = 0
+    execution_status: str = "RUNNING"
+    outcome: CallOutcome | None = None
+    ended_at: datetime | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """One JSON-compatible shape (raw JSON fields parsed, times ISO 8601 UTC).
+
+        The fields in order, by :func:`~scope_tool.wire._json_form.json_members`'s rules, but for
+        times (to the microsecond, as the events record them) and ``outcome`` (without
+        ``evidence``, and without the status JSON's ``text`` and ``details``).
+        """
+        outcome = self.outcome
+        return json_members(
+            self,
+            started_at=_iso(self.started_at),
+            principal=principal_json(self.principal),
+            questions=[json_members(each, asked_at=_iso(each.asked_at)) for each in self.questions],
+            answers=[
+                # A history always has the text: nothing is left out of it.
+                json_members(
+                    each,
+                    leave_out=("omitted_response_bytes",),
+                    answered_at=_iso(each.answered_at),
+                )
+                for each in self.answers
+            ],
+            refusals=[
+                json_members(each, refused_at=_iso(each.refused_at)) for each in self.refusals
+            ],
+            outcome=None
+            if outcome is None
+            else json_members(
+                outcome, output=json.loads(outcome.output.to_json()), leave_out=("evidence",)
+            ),
+            ended_at=_iso(self.ended_at) if self.ended_at else None,
+        )
+
+
+async def fetch_call_history(handle: WorkflowHandle[Any, Any], *, call_id: str) -> CallHistory:
+    """Fetch the call's event history from the server and read it (see :func:`read_history`).
+
+    Raises:
+        CallNotFoundError: no such call (or its history is past the namespace's retention).
+        ToolCallsError: the server refused the request.
+    """
+    try:
+        history = await handle.fetch_history()
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise CallNotFoundError(call_id) from err
+        raise ToolCallsError(f"history of call {call_id!r}: {err.message}") from err
+    # The handle's own client decodes: it carries the converter and codec the facade uses.
+    return await read_history(call_id, history.events, handle._client.data_converter)
+
+
+async def read_history(
+    call_id: str, events: Sequence[HistoryEvent], data_converter: DataConverter
+) -> CallHistory:
+    """Rebuild the audit trail of ``call_id`` from its events (in order, first run).
+
+    Args:
+        call_id: the call (workflow id), for request ids and messages.
+        events: the workflow's history events, as ``fetch_history`` returns them.
+        data_converter: the converter (and codec) the call's payloads were written with.
+
+    Raises:
+        ValueError: the events are not a scope-tool call's history.
+        PayloadDecryptionError: a payload is sealed with a key this process does not have.
+    """
+    walk = _Walk(call_id, data_converter)
+    for event in events:
+        await walk.step(event)
+    return walk.result()
+
+
+class _Walk:
+    """The call's state as the workflow saw it, advanced one history event at a time."""
+
+    def __init__(self, call_id: str, data_converter: DataConverter) -> None:
+        self.call_id = call_id
+        self.converter = data_converter
+        self.call: ToolCallInput | None = None
+        self.started_at = _EPOCH
+        self.started_by = ""
+        self.rounds: dict[int, int] = {}  # scheduled event id -> round
+        self.round = 0
+        self.phase = Phase.RUNNING
+        self.pending: PendingInput | None = None
+        self.pending_request: InputRequest | None = None
+        self.asked: tuple[int, InputRequest] | None = None  # committed at the next task
+        self.answered: dict[str, AnswerRecord] = {}
+        self.updates: dict[str, tuple[AnswerInput, str]] = {}
+        self.staged = StagedTexts()
+        self.questions: list[HistoryQuestion] = []
+        self.answers: list[HistoryAnswer] = []
+        self.refusals: list[HistoryRefusal] = []
+        self.status = "RUNNING"
+        self.outcome: CallOutcome | None = None
+        self.ended_at: datetime | None = None
+
+    async def step(self, event: HistoryEvent) -> None:
+        # As workflow.now() computes it, so asked_at equals the workflow's own to the microsecond.
+        at = datetime.fromtimestamp(event.event_time.ToNanoseconds() / 1e9, UTC)
+        kind = event.event_type
+        if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+            started = event.workflow_execution_started_event_attributes
+            self.call = await self._one(started.input, ToolCallInput)
+            self.started_at, self.started_by = at, started.identity
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED and self.asked is not None:
+            # The workflow commits the question when it next runs: workflow.now() is this time.
+            round_number, request = self.asked
+            self.asked = None
+            self.pending_request = request
+            self.pending = PendingInput(
+                request_id=f"{self.call_id}/r{round_number}",
+                prompt=request.prompt,
+                response_schema=request.response_schema,
+                asked_at=at,
+            )
+            self.phase = Phase.AWAITING_INPUT
+            self.questions.append(
+                HistoryQuestion(
+                    request_id=self.pending.request_id,
+                    round=round_number,
+                    prompt=request.prompt,
+                    response_schema=request.response_schema,
+                    asked_at=at,
+                )
+            )
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            scheduled = event.activity_task_scheduled_event_attributes
+            if scheduled.activity_type.name in ROUND_ACTIVITIES:
+                round_input = await self._one(scheduled.input, CallToolInput)
+                self.rounds[event.event_id] = round_input.round
+                self.round = max(self.round, round_input.round)
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            completed = event.activity_task_completed_event_attributes
+            asked_round = self.rounds.get(completed.scheduled_event_id)
+            if asked_round is not None:
+                result = await self._one(completed.result, cast(type, RoundResult))
+                if isinstance(result, RoundInputRequested):
+                    self.asked = (asked_round, InputRequest.from_json(result.input_request))
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+            signaled = event.workflow_execution_signaled_event_attributes
+            if signaled.signal_name == ANSWER:
+                answer = await self._one(signaled.input, AnswerInput)
+                self._signal(self.staged.unstaged(answer), identity=signaled.identity, at=at)
+            elif signaled.signal_name == STAGE_ANSWER:
+                self.staged.add((await self._one(signaled.input, StagedAnswer)).response)
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+            accepted = event.workflow_execution_update_accepted_event_attributes
+            update_request = accepted.accepted_request
+            if update_request.input.name == ANSWER:
+                answer = self.staged.unstaged(
+                    await self._one(update_request.input.args, AnswerInput)
+                )
+                self.updates[update_request.meta.update_id] = (answer, update_request.meta.identity)
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+            update_done = event.workflow_execution_update_completed_event_attributes
+            sent = self.updates.pop(update_done.meta.update_id, None)
+            if sent is not None and update_done.outcome.HasField("success"):
+                receipt = await self._one(update_done.outcome.success, AnswerReceipt)
+                answer, identity = sent
+                # An accepted update passed the workflow's token check: its subject answered.
+                token = answer.identity_token
+                who = (token_subject(token), True) if token else (answer.answered_by, False)
+                self._take(
+                    answer,
+                    receipt.request_id,
+                    receipt.duplicate,
+                    identity,
+                    at,
+                    AnswerVia.UPDATE,
+                    who=who,
+                )
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+            finished = event.workflow_execution_completed_event_attributes
+            self.outcome = await self._one(finished.result, CallOutcome)
+            self._end("COMPLETED", at)
+        elif kind in _ENDINGS:
+            self._end(_ENDINGS[kind], at)
+
+    def _signal(self, answer: AnswerInput, *, identity: str, at: datetime) -> None:
+        assert self.call is not None
+        verdict = check_answer(
+            answer,
+            call_id=self.call_id,
+            phase=self.phase,
+            pending=self.pending,
+            pending_request=self.pending_request,
+            answered=self.answered,
+            allowed_answerers=self.call.allowed_answerers,
+            # Outside workflow code the schema check needs no budget: it decides at once what
+            # the workflow may have decided in the check_answer activity.
+            max_steps=None,
+            max_bytes=None,
+            require_verified=self.call.require_verified,
+            token_mode="refuse",  # as the workflow's signal handler: tokens go by update
+        )
+        assert not isinstance(verdict, Unchecked)  # no budget, so never over it
+        if isinstance(verdict, Accepted):
+            self._take(
+                answer,
+                verdict.request_id,
+                verdict.duplicate,
+                identity,
+                at,
+                AnswerVia.SIGNAL,
+                who=(verdict.answered_by, verdict.verified),
+            )
+            return
+        self.refusals.append(
+            HistoryRefusal(
+                request_id=answer.request_id,
+                reason=verdict.reason,
+                message=verdict.message,
+                response=answer.response,
+                answered_by=answer.answered_by,
+                client_identity=identity,
+                refused_at=at,
+            )
+        )
+
+    def _take(
+        self,
+        answer: AnswerInput,
+        request_id: str,
+        duplicate: bool,
+        identity: str,
+        at: datetime,
+        via: AnswerVia,
+        *,
+        who: tuple[str | None, bool],
+    ) -> None:
+        answered_by, verified = who
+        entry = HistoryAnswer(
+            request_id=request_id,
+            round=self.answered[request_id].round if duplicate else self.round,
+            response=answer.response,
+            answered_by=answered_by,
+            client_identity=identity,
+            answered_at=at,
+            via=via,
+            duplicate=duplicate,
+            verified=verified,
+        )
+        if not duplicate:
+            self.answered[request_id] = entry
+            self.pending = self.pending_request = None
+            self.phase = Phase.RUNNING
+            self.staged.clear()
+        self.answers.append(entry)
+
+    def _end(self, status: str, at: datetime) -> None:
+        self.status, self.ended_at = status, at
+        self.phase = self.outcome.phase if self.outcome is not None else Phase.ERRORED
+        self.pending = self.pending_request = None
+
+    async def _one(self, payloads: Payloads, hint: type) -> Any:
+        values = await self.converter.decode(payloads.payloads, [hint])
+        return values[0]
+
+    def result(self) -> CallHistory:
+        if self.call is None:
+            raise ValueError(f"the history of {self.call_id!r} does not start a scope-tool call")
+        arguments = self.call.arguments
+        return CallHistory(
+            call_id=self.call_id,
+            tool=self.call.tool,
+            arguments=arguments.encode("utf-8") if isinstance(arguments, str) else arguments,
+            started_at=self.started_at,
+            started_by=self.started_by,
+            allowed_answerers=tuple(self.call.allowed_answerers),
+            principal=self.call.principal,
+            require_verified=self.call.require_verified,
+            questions=tuple(self.questions),
+            answers=tuple(self.answers),
+            refusals=tuple(self.refusals),
+            rounds=self.round,
+            execution_status=self.status,
+            outcome=self.outcome,
+            ended_at=self.ended_at,
+        )
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ENDINGS = {
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED: "FAILED",
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED: "TERMINATED",
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT: "TIMED_OUT",
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED: "CANCELED",
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW: "CONTINUED_AS_NEW",
+}
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

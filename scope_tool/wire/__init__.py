@@ -1,0 +1,430 @@
+"""The public wire contract between the client, the workflow and the workers.
+
+One input and one result type per workflow, activity, update and signal, with stable names.
+Task-queue names are part of the contract too: the workflow runs on the main task queue, and
+each round of a tool runs on that tool's queue (:func:`tool_queue`, round 1) or on the queue of
+the tool's contract the call started with (:func:`contract_queue`, later rounds), so a round only
+ever reaches a worker that has the tool, and a re-entry only one that has the same contract.
+A routed round is first offered on the main task queue itself (:data:`CALL_TOOL_HERE_ACTIVITY`,
+which Temporal can hand to the worker that just ran the workflow task without a round trip
+through the server): a worker that does not serve the tool or contract refuses it with
+:data:`NOT_SERVED_HERE` before running anything, and the round goes to its own queue.
+The activity's result is a tagged union on ``kind``: a tool's outcome (even an error) crosses
+the activity boundary as a value, never as an exception, so the workflow decides the phase with
+one exhaustive ``match``. Fields added later must get defaults so recorded histories decode;
+a field dropped later is ignored when an older history carries it (the converter skips unknown
+members), which is how the unused ``retry_safe`` / ``contract_digest`` of round results went.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from temporalio.common import SearchAttributeKey
+
+from scope_tool import FailureKind, Output, Principal
+from scope_tool.wire._prompt import json_value
+
+__all__ = [
+    "ANSWER",
+    "CALL_TOOL_ACTIVITY",
+    "CALL_TOOL_HERE_ACTIVITY",
+    "CATALOG",
+    "CATALOG_MEMO",
+    "CATALOG_WORKFLOW_NAME",
+    "CHECK_ANSWER_ACTIVITY",
+    "CONTRACT_QUEUE_DIGEST_CHARS",
+    "FIRST_STOP",
+    "NOTIFY_ACTIVITY",
+    "NOTIFY_WORKFLOW",
+    "NOT_SERVED_HERE",
+    "PHASE_KEY",
+    "PUBLISH",
+    "ROUND_ACTIVITIES",
+    "STAGE_ABOVE_BYTES",
+    "STAGE_ANSWER",
+    "STATUS",
+    "TOOL_KEY",
+    "WITHDRAW",
+    "WORKFLOW_NAME",
+    "AnswerInput",
+    "AnswerReceipt",
+    "CallToolInput",
+    "CatalogInput",
+    "CatalogTool",
+    "CheckAnswerInput",
+    "CheckAnswerResult",
+    "NotifyDelivery",
+    "NotifyInput",
+    "RoundCancelled",
+    "RoundCompleted",
+    "RoundErrored",
+    "RoundFailed",
+    "RoundInputRequested",
+    "RoundInvalid",
+    "RoundResult",
+    "StagedAnswer",
+    "ToolCallInput",
+    "ToolStartedHeartbeat",
+    "WorkerCatalog",
+    "catalog_workflow_id",
+    "contract_queue",
+    "first_stop_update_id",
+    "request_digest",
+    "tool_queue",
+    "update_id_digest",
+]
+
+WORKFLOW_NAME: Final = "scope_tool.ToolCall"
+CALL_TOOL_ACTIVITY: Final = "scope_tool.call_tool"
+CALL_TOOL_HERE_ACTIVITY: Final = "scope_tool.call_tool_here"
+"""A round offered on the main task queue: run by a worker serving its tool and contract, refused
+(:data:`NOT_SERVED_HERE`) by any other. Its own name, so a worker that predates it fails it as
+not registered (also before running anything) instead of answering "unknown tool"."""
+ROUND_ACTIVITIES: Final = frozenset({CALL_TOOL_ACTIVITY, CALL_TOOL_HERE_ACTIVITY})
+"""The activity types that run a round of a tool (for readers of histories and telemetry)."""
+NOT_SERVED_HERE: Final = "NotServedHere"
+"""The application error type of a round refused on the main queue: nothing ran; the workflow
+sends the round to its tool or contract queue."""
+NOTIFY_ACTIVITY: Final = "scope_tool.notify"
+CHECK_ANSWER_ACTIVITY: Final = "scope_tool.check_answer"
+NOTIFY_WORKFLOW: Final = "scope_tool.Notify"
+ANSWER: Final = "answer"
+STAGE_ANSWER: Final = "stage_answer"
+"""Signal carrying an answer's text ahead of its update (:class:`StagedAnswer`); see
+:data:`STAGE_ABOVE_BYTES`."""
+STAGE_ABOVE_BYTES: Final = 64 * 1024
+"""Answers longer than this travel by signal ``stage_answer``, their update carrying the digest.
+
+Temporal echoes an update's input in the worker's reply that accepts or rejects it, and the
+server hands a call every waiting update in one workflow task, whose reply gRPC caps at 4 MiB:
+a few answers near ``MAX_INPUT_BYTES`` sent together made that reply too large, and the server
+ended the call. A signal is not echoed; the update stays small."""
+FIRST_STOP: Final = "first_stop"
+"""Update with no argument: completes with the ``status`` value once the call is not RUNNING."""
+STATUS: Final = "status"
+CATALOG_WORKFLOW_NAME: Final = "scope_tool.Catalog"
+PUBLISH: Final = "publish"
+WITHDRAW: Final = "withdraw"
+CATALOG: Final = "catalog"
+CATALOG_MEMO: Final = "catalog"
+"""The catalog workflow's memo key holding its :class:`CatalogInput` (read by a describe)."""
+
+CONTRACT_QUEUE_DIGEST_CHARS: Final = 16
+"""Hex characters of a contract digest in its queue name (64 bits: collisions are not a risk)."""
+
+_FIRST_STOP_PREFIX: Final = f"{FIRST_STOP}:"
+
+
+def request_digest(tool: str, arguments: str | bytes) -> str:
+    """A short digest of a call's request (tool and exact argument bytes)."""
+    raw = arguments.encode("utf-8", "surrogatepass") if isinstance(arguments, str) else arguments
+    return hashlib.sha256(tool.encode("utf-8", "surrogatepass") + b"\0" + raw).hexdigest()[:32]
+
+
+def first_stop_update_id(tool: str, arguments: str | bytes, *, nonce: str) -> str:
+    """The id of one ``first_stop`` update: ``first_stop:{request digest}:{nonce}``.
+
+    The update takes no argument; its id carries the request it was sent for, so the validator
+    refuses it on a call of another request (the conflict ``start`` finds from history) with no
+    extra round trip. The nonce keeps each wait its own update: a reused id would be answered
+    with the first, by now stale, status.
+    """
+    return f"{_FIRST_STOP_PREFIX}{request_digest(tool, arguments)}:{nonce}"
+
+
+def update_id_digest(update_id: str) -> str | None:
+    """The request digest a ``first_stop`` update id carries; ``None`` for any other id."""
+    if not update_id.startswith(_FIRST_STOP_PREFIX):
+        return None
+    digest, _, _ = update_id.removeprefix(_FIRST_STOP_PREFIX).partition(":")
+    return digest
+
+
+TOOL_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolName")
+PHASE_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolPhase")
+
+
+def tool_queue(task_queue: str, tool: str) -> str:
+    """The queue round 1 of a call of ``tool`` runs on: only workers serving ``tool`` poll it."""
+    return f"{task_queue}@{tool}"
+
+
+def contract_queue(task_queue: str, tool: str, contract_digest: str) -> str:
+    """The queue later rounds run on: only workers with this contract of ``tool`` poll it."""
+    return f"{task_queue}@{tool}@{contract_digest[:CONTRACT_QUEUE_DIGEST_CHARS]}"
+
+
+def catalog_workflow_id(task_queue: str) -> str:
+    """The id of the one catalog workflow per task queue (see :class:`WorkerCatalog`)."""
+    return f"scope-tool-catalog:{task_queue}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallInput:
+    """The workflow's input: the untrusted request plus how this call is to be run."""
+
+    call_id: str
+    tool: str
+    arguments: str | bytes = ""
+    answer_timeout_seconds: float | None = None
+    allowed_answerers: tuple[str, ...] = ()
+    notify_url: str | None = None
+    notify_initial_interval_seconds: float = 1.0
+    heartbeat_timeout_seconds: float = 10.0
+    tool_timeout_seconds: float = 24 * 3600.0
+    max_attempts_if_retry_safe: int = 3
+    # Who the agent acts for: given to the tool's Authorizer in every round (acting_for).
+    principal: Principal | None = None
+    # Answers must carry a valid identity token (scope_tool.wire.identity); its subject answers.
+    require_verified: bool = False
+    # How long round 1 may wait for a worker serving the tool before the call ends INVALID
+    # "no worker serves tool X"; None (calls recorded before routing) waits without limit.
+    unserved_timeout_seconds: float | None = None
+    # Rounds run on the tool's and the contract's queues; False (calls started before routing
+    # existed) runs them on the main queue, as those calls' histories recorded.
+    routed: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerInput:
+    """An answer to the pending question (update ``answer`` and signal ``answer``)."""
+
+    response: bytes
+    """The answer as JSON text (empty when :attr:`response_digest` names a staged text)."""
+    request_id: str | None = None
+    """The question answered, ``"{call_id}/r{round}"``; ``None`` means the one pending now."""
+    answered_by: str | None = None
+    """Who answers, as the caller says (checked against the call's allowed answerers)."""
+    identity_token: str | None = None
+    """A signed identity token (:mod:`scope_tool.wire.identity`); when present, its subject is who
+    answers, and a call started with ``require_verified`` takes no answer without one."""
+    response_digest: str | None = None
+    """The SHA-256 (hex) of an answer sent ahead by signal ``stage_answer``: the workflow reads
+    the text it staged (see :data:`STAGE_ABOVE_BYTES`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StagedAnswer:
+    """An answer's text sent ahead of its update (signal ``stage_answer``); it decides nothing."""
+
+    response: bytes
+    """The answer's JSON text; the update that follows names it by its SHA-256."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerReceipt:
+    """What an accepted answer returns: which question it answered, in which round."""
+
+    request_id: str
+    """The question the answer was taken for (``"{call_id}/r{round}"``)."""
+    round: int
+    """The round that asked it; the tool re-enters in the next one."""
+    duplicate: bool = False
+    """The answer repeated one already accepted (same question, same text): it was taken
+    without effect, and no second round started."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallToolInput:
+    """One round of a call: the request and, from round 2 on, the committed question and answer."""
+
+    call_id: str
+    round: int
+    """1 for the first round; each answer re-enters the tool in the next one."""
+    tool: str
+    arguments: str | bytes = ""
+    """The request's arguments, exactly as the call was started with them (untrusted)."""
+    input_request: bytes | None = None
+    """From round 2: the question the previous round asked (``InputRequest.to_json()``)."""
+    response: bytes | None = None
+    """From round 2: the accepted answer's JSON text."""
+    contract_digest: str | None = None
+    """From round 2: the contract that asked; only a worker with that contract re-enters."""
+    principal: Principal | None = None
+    """Who the agent acts for, given to the tool's Authorizer in every round."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStartedHeartbeat:
+    """The details every heartbeat of a round carries.
+
+    A retry-safe tool sends the first one before it runs; every round sends them periodically
+    while its tool runs. If the worker is then lost, the heartbeat timeout carries the last of
+    them back to the workflow, which re-runs the round only when they say ``retry_safe``.
+    """
+
+    retry_safe: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundCompleted:
+    """The tool completed; ``output`` is model-visible."""
+
+    kind: Literal["completed"] = "completed"
+    output: Output = field(default_factory=Output)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundInputRequested:
+    """The tool asked for input, to be committed as the call's pending question."""
+
+    kind: Literal["input_requested"] = "input_requested"
+    input_request: bytes
+    """The question: ``InputRequest.to_json()``."""
+    contract_digest: str = ""
+    """``Contract.digest`` of the tool that asked, recorded with the call's first question;
+    later rounds refuse to resume under a tool whose definition changed since."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundFailed:
+    """One definite unsuccessful outcome (``classify_failure``): FAILED or REJECTED."""
+
+    kind: Literal["failure"] = "failure"
+    failure_kind: FailureKind
+    output: Output = field(default_factory=Output)
+    """What the model sees: the failure's own output (``Failure.output``)."""
+    message: str = ""
+    """For operators, never the model: the cause's text, else ``tool: <kind>``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundInvalid:
+    """The request was not admitted (unknown tool, ``Contract.prepare`` refused)."""
+
+    kind: Literal["invalid"] = "invalid"
+    message: str
+    """What was refused and why, e.g. ``tool: unknown tool "x"``."""
+    output: Output = field(default_factory=Output)
+    """The same for the model, as ``error: ...`` text."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundErrored:
+    """An ordinary error: the outcome is not definite. ``evidence`` never reaches the model."""
+
+    kind: Literal["error"] = "error"
+    message: str
+    evidence: Output | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundCancelled:
+    """The call was cancelled while the tool ran; ``message`` says what the tool did after it."""
+
+    kind: Literal["cancelled"] = "cancelled"
+    message: str = ""
+
+
+RoundResult = (
+    RoundCompleted
+    | RoundInputRequested
+    | RoundFailed
+    | RoundInvalid
+    | RoundErrored
+    | RoundCancelled
+)
+"""The activity's result: exactly one of these, told apart by ``kind``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifyInput:
+    """A webhook notification (POSTed as JSON to ``url``)."""
+
+    url: str
+    event: Literal["awaiting_input", "finished"]
+    call_id: str
+    tool: str
+    phase: str
+    request_id: str | None = None
+    prompt: str | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The webhook's body: ``{event, call_id, tool, phase, request_id, prompt}``.
+
+        Same conventions as the status values' ``to_json_dict`` (the prompt as a JSON value).
+        """
+        return {
+            "event": self.event,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "phase": self.phase,
+            "request_id": self.request_id,
+            "prompt": json_value(self.prompt.encode("utf-8")) if self.prompt is not None else None,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogTool:
+    """One tool a worker serves, as the model sees it, with its contract digest.
+
+    ``newest`` is true when this worker serves the tool's own queue (new calls) with this
+    version; an older version a worker keeps only for calls that started on it is ``False``.
+    """
+
+    name: str
+    description: str
+    input_schema: bytes
+    contract_digest: str
+    newest: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerCatalog:
+    """What one worker process serves (signal ``publish``; ``withdraw`` carries ``worker_id``)."""
+
+    worker_id: str
+    tools: tuple[CatalogTool, ...] = ()
+    published_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogInput:
+    """The catalog workflow's input, and its state carried across continue-as-new."""
+
+    task_queue: str
+    workers: tuple[WorkerCatalog, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifyDelivery:
+    """The input of ``scope_tool.Notify``: one notice and its retry schedule.
+
+    A call starts one such child workflow per notice and abandons it, so a slow or dead
+    receiver never holds the call's outcome back.
+    """
+
+    notice: NotifyInput
+    initial_interval_seconds: float = 1.0
+    attempts: int = 5
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckAnswerInput:
+    """An answer whose schema check ran over the workflow's budget, to finish in an activity.
+
+    ``response`` has already passed the size and I-JSON checks in the workflow.
+    """
+
+    response_schema: bytes
+    response: bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckAnswerResult:
+    """The unbudgeted verdict: accepted, or refused with the facts.
+
+    ``reason`` is ``invalid_json`` (``detail`` is the I-JSON error) or ``schema`` (``detail``
+    is the refusal text ``jsonschema: validate value: <pointer>: <reason>``, ``path`` the JSON
+    pointer, "" for the root, and ``violation`` the reason alone).
+    """
+
+    accepted: bool
+    reason: Literal["schema", "invalid_json"] = "schema"
+    detail: str = ""
+    path: str | None = None
+    violation: str | None = None

@@ -100,9 +100,7 @@ def test_no_import_runs_up_a_layer_or_across_siblings() -> None:
     for module, targets in GRAPH.items():
         for target in targets:
             same = _package(module) == _package(target)
-            if _layer(target) > _layer(module) or (
-                _layer(target) == _layer(module) and not same
-            ):
+            if _layer(target) > _layer(module) or (_layer(target) == _layer(module) and not same):
                 wrong.append(f"{module} -> {target}")
     assert not wrong, "imports against the layers:\n" + "\n".join(sorted(wrong))
 
@@ -166,8 +164,17 @@ def test_nothing_is_imported_under_a_bare_top_level_name() -> None:
 @pytest.mark.timeout(300)
 def test_a_built_wheel_holds_one_top_level_package(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q"]
-        + ["--wheel-dir", str(tmp_path), str(ROOT.parent)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-q",
+            "--wheel-dir",
+            str(tmp_path),
+            str(ROOT.parent),
+        ],
         capture_output=True,
         text=True,
         timeout=280,
@@ -187,4 +194,6 @@ def test_a_built_wheel_holds_one_top_level_package(tmp_path: Path) -> None:
         assert needed in names, needed
     assert not [name for name in names if "examples" in name.split("/")]
     entry = next(name for name in names if name.endswith("entry_points.txt"))
-    assert "scope-tool = scope_tool.cli.__main__:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert (
+        "scope-tool = scope_tool.cli.__main__:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    )

@@ -9,8 +9,26 @@ The folder is ``workflows/`` at the repository's top level and installs as
 ``scope_tool.workflows``: nothing imports it as a bare ``workflows``.
 """
 
-from scope_tool.workflows._catalog import CatalogWorkflow
-from scope_tool.workflows._notify_workflow import NotifyWorkflow
-from scope_tool.workflows._workflow import ToolCallWorkflow
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scope_tool.workflows._catalog import CatalogWorkflow
+    from scope_tool.workflows._notify_workflow import NotifyWorkflow
+    from scope_tool.workflows._workflow import ToolCallWorkflow
 
 __all__ = ["CatalogWorkflow", "NotifyWorkflow", "ToolCallWorkflow"]
+
+_HOMES = {
+    "CatalogWorkflow": "scope_tool.workflows._catalog",
+    "NotifyWorkflow": "scope_tool.workflows._notify_workflow",
+    "ToolCallWorkflow": "scope_tool.workflows._workflow",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: the client's history reader imports the answer check from this
+    # package, and a client import must never load the workflow definitions.
+    if name in _HOMES:
+        return getattr(import_module(_HOMES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

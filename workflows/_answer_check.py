@@ -1,4 +1,7 @@
-"""The one decision whether an answer is accepted, shared by the update validator and the signal.
+"""The one decision whether an answer is accepted: :class:`AnswerCheck` over the call's state.
+
+The update validator, the update handler and the signal each call their method of it, and the
+history reader calls the same one to show what the workflow decided.
 
 It is pure and deterministic (it runs inside the workflow): it reads the committed question and
 the answers accepted so far and returns a verdict; it never changes state. The update validator
@@ -22,7 +25,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 from scope_tool import MAX_INPUT_BYTES, InputRequest
 from scope_tool._ijson import IJSONError
@@ -38,9 +41,11 @@ __all__ = [
     "WORKFLOW_CHECK_BYTES",
     "WORKFLOW_CHECK_STEPS",
     "Accepted",
+    "AnswerCheck",
+    "CallState",
     "Refused",
     "Unchecked",
-    "check_answer",
+    "Verdict",
     "encoded_size",
 ]
 
@@ -112,44 +117,96 @@ class Refused:
     detail: RefusalDetail
 
 
-def check_answer(
-    answer: AnswerInput,
-    *,
-    call_id: str,
-    phase: Phase,
-    pending: PendingInput | None,
-    pending_request: InputRequest | None,
-    answered: Mapping[str, AnswerRecord],
-    allowed_answerers: Sequence[str],
-    schema_verdict: tuple[str, CheckAnswerResult] | None = None,
-    max_steps: int | None = WORKFLOW_CHECK_STEPS,
-    max_bytes: int | None = WORKFLOW_CHECK_BYTES,
-    carried: int | None = None,
-    require_verified: bool = False,
-    identity_secret: bytes | None = None,
-    now: float = 0.0,
-    token_mode: Literal["verify", "validated", "refuse"] = "verify",
-) -> Accepted | Refused | Unchecked:
-    """Decide one answer against the call's committed state (see the module docstring).
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallState:
+    """What an answer is decided against: the call's committed state at one moment.
 
-    ``schema_verdict`` is ``(request id, verdict)`` from the activity; it stands in for the
-    content checks only while that request is still the pending one. ``max_steps`` and
-    ``max_bytes`` bound the work (``None``: unbounded, for code outside a workflow).
-    ``carried`` is the encoded size of what the next round carries besides the answer (the
-    arguments and the question); with it, an answer that would make that round's input too
-    large for Temporal is refused as too large for this call.
-
-    An identity token, when given (and required when ``require_verified``), is checked as
-    ``token_mode`` says: ``"verify"`` (the update validator) verifies it with
-    ``identity_secret`` at ``now`` (``workflow.now()``), a pure function of its inputs;
-    ``"validated"`` (the update handler, which runs only after the validator accepted, and on
-    replay without it) takes its subject; ``"refuse"`` (signals, which have no validator) refuses
-    any token, so replaying a history never needs the secret (see :mod:`scope_tool.wire.identity`).
+    Attributes:
+        call_id: The call the answer is for.
+        phase: Its phase.
+        pending: The pending question as status shows it (``None``: not waiting).
+        pending_request: The same question as the tool made it, whose schema decides.
+        carried: Encoded size of what the next round carries besides the answer (the
+            arguments and the question); with it, an answer that would make that round's input
+            too large for Temporal is refused as too large for this call.
+        answered: The answers accepted so far, by request id.
+        allowed_answerers: Who may answer (empty: anyone).
+        require_verified: Whether an answer needs an identity token.
     """
-    request_id = answer.request_id
-    waiting_on = pending.request_id if pending is not None else None
 
-    def refuse(
+    call_id: str
+    phase: Phase
+    pending: PendingInput | None
+    pending_request: InputRequest | None
+    carried: int | None = None
+    answered: Mapping[str, AnswerRecord]
+    allowed_answerers: Sequence[str]
+    require_verified: bool = False
+
+
+Verdict = Accepted | Refused | Unchecked
+"""What the check says of one answer."""
+
+
+class AnswerCheck:
+    """The one decision whether an answer is accepted, over a :class:`CallState`.
+
+    Each entry point of an answer has its method, and they differ only in how an identity
+    token is read: :meth:`validate` (the update validator) verifies it with the worker's
+    secret at ``workflow.now()``, a pure function of its inputs; :meth:`accept` (the update
+    handler, which runs only after the validator accepted, and on replay without it) takes its
+    subject; :meth:`signal` (signals have no validator) refuses any token, so replaying a
+    history never needs the secret (see :mod:`scope_tool.wire.identity`).
+
+    ``schema_verdict`` is ``(request id, verdict)`` from the ``check_answer`` activity; it
+    stands in for the content checks only while that request is still the pending one.
+    ``max_steps`` and ``max_bytes`` bound the work (``None``: unbounded, for code outside a
+    workflow, such as the history reader).
+    """
+
+    __slots__ = ("_max_bytes", "_max_steps", "_state")
+
+    def __init__(
+        self,
+        state: CallState,
+        *,
+        max_steps: int | None = WORKFLOW_CHECK_STEPS,
+        max_bytes: int | None = WORKFLOW_CHECK_BYTES,
+    ) -> None:
+        self._state = state
+        self._max_steps = max_steps
+        self._max_bytes = max_bytes
+
+    def validate(
+        self, answer: AnswerInput, *, identity_secret: bytes | None, now: float
+    ) -> Verdict:
+        """The update validator's verdict: a token is verified with ``identity_secret``."""
+
+        def verified(token: str) -> str | IdentityError | None:
+            try:
+                return verify_token(token, secret=identity_secret, now=now).name
+            except IdentityError as exc:
+                return exc
+
+        return self._decide(answer, verified, None)
+
+    def accept(
+        self, answer: AnswerInput, *, schema_verdict: tuple[str, CheckAnswerResult] | None = None
+    ) -> Verdict:
+        """The update handler's verdict: its validator verified the token, so take its subject.
+
+        On replay validators do not run, and the accepted update in history is the proof.
+        """
+        return self._decide(answer, token_subject, schema_verdict)
+
+    def signal(
+        self, answer: AnswerInput, *, schema_verdict: tuple[str, CheckAnswerResult] | None = None
+    ) -> Verdict:
+        """A signal's verdict: a signal has no validator, so it may carry no identity token."""
+        return self._decide(answer, None, schema_verdict)
+
+    def _refuse(
+        self,
         reason: RefusalReason,
         message: str,
         *,
@@ -157,141 +214,179 @@ def check_answer(
         schema_path: str | None = None,
         allowed: tuple[str, ...] = (),
     ) -> Refused:
+        pending = self._state.pending
         message = _capped(message)
         detail = RefusalDetail(
             problem=message if problem is None else _capped(problem),
             schema_path=schema_path,
             allowed_answerers=allowed,
-            pending_request_id=waiting_on,
-            phase=phase.value,
+            pending_request_id=pending.request_id if pending is not None else None,
+            phase=self._state.phase.value,
         )
         return Refused(reason=reason, message=message, detail=detail)
 
-    if request_id is not None and request_id in answered:
-        previous = answered[request_id]
-        if _same_text(previous.response, answer):
-            return Accepted(
-                request_id=request_id,
-                duplicate=True,
-                answered_by=previous.answered_by,
-                verified=previous.verified,
-            )
-        return refuse(
-            RefusalReason.STALE_REQUEST,
-            f"request {request_id!r} was already answered"
-            f" (by {previous.answered_by or 'an anonymous caller'}); this answer differs from"
-            " the accepted one and was not applied",
-        )
-    if phase.is_terminal:
-        return refuse(
-            RefusalReason.FINISHED,
-            f"call {call_id!r} has finished ({phase.value}); it takes no more answers",
-        )
-    if request_id is not None and not request_id.startswith(f"{call_id}/"):
-        return refuse(
-            RefusalReason.STALE_REQUEST,
-            f"request {request_id!r} does not belong to call {call_id!r}",
-        )
-    if pending is None or pending_request is None:
-        return refuse(
-            RefusalReason.NOT_WAITING,
-            f"call {call_id!r} is not waiting for input (phase {phase.value})",
-        )
-    if request_id is not None and request_id != pending.request_id:
-        return refuse(
-            RefusalReason.STALE_REQUEST,
-            f"request {request_id!r} is not the pending one;"
-            f" call {call_id!r} now waits on {pending.request_id!r}",
-        )
-    answered_by, verified = answer.answered_by, False
-    token = answer.identity_token
-    if token is not None and token_mode == "refuse":
-        return refuse(
-            RefusalReason.NOT_VERIFIED,
-            f"call {call_id!r} takes identity tokens by update only (the answer path of"
-            " ToolCallHandle.answer, the CLI and the inbox), not by signal",
-        )
-    if token is not None:
-        if token_mode == "validated":
-            # The update validator verified this token in this same activation; on replay
-            # validators do not run, and the accepted update in history is the proof.
-            name = token_subject(token)
-        else:
-            try:
-                name = verify_token(token, secret=identity_secret, now=now).name
-            except IdentityError as exc:
-                reason = RefusalReason(exc.reason)
-                return refuse(reason, f"call {call_id!r} refused the answer's identity: {exc}")
-        if answered_by is not None and answered_by != name:
+    def _decide(
+        self,
+        answer: AnswerInput,
+        read_token: Callable[[str], str | IdentityError | None] | None,
+        schema_verdict: tuple[str, CheckAnswerResult] | None,
+    ) -> Verdict:
+        state, refuse = self._state, self._refuse
+        call_id, phase, request_id = state.call_id, state.phase, answer.request_id
+        if request_id is not None and request_id in state.answered:
+            previous = state.answered[request_id]
+            if _same_text(previous.response, answer):
+                return Accepted(
+                    request_id=request_id,
+                    duplicate=True,
+                    answered_by=previous.answered_by,
+                    verified=previous.verified,
+                )
             return refuse(
+                RefusalReason.STALE_REQUEST,
+                f"request {request_id!r} was already answered"
+                f" (by {previous.answered_by or 'an anonymous caller'}); this answer differs"
+                " from the accepted one and was not applied",
+            )
+        if phase.is_terminal:
+            return refuse(
+                RefusalReason.FINISHED,
+                f"call {call_id!r} has finished ({phase.value}); it takes no more answers",
+            )
+        if request_id is not None and not request_id.startswith(f"{call_id}/"):
+            return refuse(
+                RefusalReason.STALE_REQUEST,
+                f"request {request_id!r} does not belong to call {call_id!r}",
+            )
+        pending, pending_request = state.pending, state.pending_request
+        if pending is None or pending_request is None:
+            return refuse(
+                RefusalReason.NOT_WAITING,
+                f"call {call_id!r} is not waiting for input (phase {phase.value})",
+            )
+        if request_id is not None and request_id != pending.request_id:
+            return refuse(
+                RefusalReason.STALE_REQUEST,
+                f"request {request_id!r} is not the pending one;"
+                f" call {call_id!r} now waits on {pending.request_id!r}",
+            )
+        who = self._answerer(answer, read_token)
+        if isinstance(who, Refused):
+            return who
+        answered_by, verified = who
+        too_large = self._too_large(answer)
+        if too_large is not None:
+            return too_large
+        verdict = self._content(answer, pending, pending_request, schema_verdict)
+        if not isinstance(verdict, CheckAnswerResult):
+            return verdict
+        if verdict.reason == "invalid_json":
+            return _invalid_json(refuse, verdict)
+        if not verdict.accepted:
+            return refuse(
+                RefusalReason.SCHEMA,
+                f"the answer does not satisfy the response schema"
+                f" {_shown(pending.response_schema)}: response: {verdict.detail}",
+                problem=verdict.violation if verdict.violation is not None else verdict.detail,
+                schema_path=verdict.path,
+            )
+        return Accepted(request_id=pending.request_id, answered_by=answered_by, verified=verified)
+
+    def _answerer(
+        self, answer: AnswerInput, read_token: Callable[[str], str | IdentityError | None] | None
+    ) -> tuple[str | None, bool] | Refused:
+        """Who answered and whether that is verified, or why the answer's identity is refused."""
+        call_id, token = self._state.call_id, answer.identity_token
+        answered_by, verified = answer.answered_by, False
+        if token is not None and read_token is None:
+            return self._refuse(
                 RefusalReason.NOT_VERIFIED,
-                f"the answer claims to be by {answered_by!r} but its identity token is {name!r}'s",
+                f"call {call_id!r} takes identity tokens by update only (the answer path of"
+                " ToolCallHandle.answer, the CLI and the inbox), not by signal",
             )
-        answered_by, verified = name, True
-    elif require_verified:
-        return refuse(
-            RefusalReason.NOT_VERIFIED,
-            f"call {call_id!r} requires a verified identity: answer with an identity token"
-            " (the inbox adds one; an operator gets one from `scope-tool token issue`)",
-        )
-    if allowed_answerers and answered_by not in allowed_answerers:
-        return refuse(
-            RefusalReason.NOT_ALLOWED,
-            f"{answered_by!r} may not answer call {call_id!r};"
-            f" allowed: {', '.join(allowed_answerers)}",
-            allowed=tuple(allowed_answerers),
-        )
-    if answer.response_digest is not None:
-        return refuse(
-            RefusalReason.INVALID_JSON,
-            f"the answer's text (SHA-256 {answer.response_digest[:16]}...) did not reach call"
-            f" {call_id!r} ahead of its update (signal {STAGE_ANSWER!r}); send the answer again",
-        )
-    if len(answer.response) > MAX_INPUT_BYTES:
-        return refuse(
-            RefusalReason.TOO_LARGE,
-            f"the answer is {len(answer.response)} bytes; the limit is {MAX_INPUT_BYTES} bytes",
-        )
-    if carried is not None:
-        total = carried + encoded_size(answer.response)
-        if total > ROUND_INPUT_LIMIT:
-            return refuse(
+        if token is not None and read_token is not None:
+            name = read_token(token)
+            if isinstance(name, IdentityError):
+                return self._refuse(
+                    RefusalReason(name.reason),
+                    f"call {call_id!r} refused the answer's identity: {name}",
+                )
+            if answered_by is not None and answered_by != name:
+                return self._refuse(
+                    RefusalReason.NOT_VERIFIED,
+                    f"the answer claims to be by {answered_by!r} but its identity token is"
+                    f" {name!r}'s",
+                )
+            answered_by, verified = name, True
+        elif self._state.require_verified:
+            return self._refuse(
+                RefusalReason.NOT_VERIFIED,
+                f"call {call_id!r} requires a verified identity: answer with an identity token"
+                " (the inbox adds one; an operator gets one from `scope-tool token issue`)",
+            )
+        allowed = self._state.allowed_answerers
+        if allowed and answered_by not in allowed:
+            return self._refuse(
+                RefusalReason.NOT_ALLOWED,
+                f"{answered_by!r} may not answer call {call_id!r}; allowed: {', '.join(allowed)}",
+                allowed=tuple(allowed),
+            )
+        return answered_by, verified
+
+    def _too_large(self, answer: AnswerInput) -> Refused | None:
+        """The size refusals: a text that never arrived, over the I-JSON limit, or the round's."""
+        call_id = self._state.call_id
+        if answer.response_digest is not None:
+            return self._refuse(
+                RefusalReason.INVALID_JSON,
+                f"the answer's text (SHA-256 {answer.response_digest[:16]}...) did not reach call"
+                f" {call_id!r} ahead of its update (signal {STAGE_ANSWER!r}); send the answer"
+                " again",
+            )
+        if len(answer.response) > MAX_INPUT_BYTES:
+            return self._refuse(
                 RefusalReason.TOO_LARGE,
-                f"the answer is too large for this call: with the call's arguments and question"
-                f" ({carried} bytes encoded) the next round's input would be {total} bytes,"
-                f" over the {ROUND_INPUT_LIMIT}-byte limit of what a round can carry"
-                " (Temporal's 2 MiB payload limit); send a smaller answer",
+                f"the answer is {len(answer.response)} bytes; the limit is {MAX_INPUT_BYTES} bytes",
             )
-    if schema_verdict is not None and schema_verdict[0] == pending.request_id:
-        verdict = schema_verdict[1]
-    elif max_bytes is not None and len(answer.response) > max_bytes:
-        return Unchecked(request_id=pending.request_id, response_schema=pending.response_schema)
-    else:
+        carried = self._state.carried
+        if carried is not None:
+            total = carried + encoded_size(answer.response)
+            if total > ROUND_INPUT_LIMIT:
+                return self._refuse(
+                    RefusalReason.TOO_LARGE,
+                    f"the answer is too large for this call: with the call's arguments and"
+                    f" question ({carried} bytes encoded) the next round's input would be"
+                    f" {total} bytes, over the {ROUND_INPUT_LIMIT}-byte limit of what a round can"
+                    " carry (Temporal's 2 MiB payload limit); send a smaller answer",
+                )
+        return None
+
+    def _content(
+        self,
+        answer: AnswerInput,
+        pending: PendingInput,
+        pending_request: InputRequest,
+        schema_verdict: tuple[str, CheckAnswerResult] | None,
+    ) -> CheckAnswerResult | Unchecked | Refused:
+        """The I-JSON and schema verdict: the activity's, or one parse here within budget."""
+        if schema_verdict is not None and schema_verdict[0] == pending.request_id:
+            return schema_verdict[1]
+        if self._max_bytes is not None and len(answer.response) > self._max_bytes:
+            return Unchecked(request_id=pending.request_id, response_schema=pending.response_schema)
         try:
             # One parse: the I-JSON check and the values the schema check needs.
-            checked = pending_request.check_response(answer.response, max_steps=max_steps)
+            checked = pending_request.check_response(answer.response, max_steps=self._max_steps)
         except IJSONError as exc:
             verdict = CheckAnswerResult(accepted=False, reason="invalid_json", detail=str(exc))
-            return _invalid_json(refuse, verdict)
+            return _invalid_json(self._refuse, verdict)
         if checked.outcome is CheckOutcome.OVER_BUDGET:
             return Unchecked(request_id=pending.request_id, response_schema=pending.response_schema)
-        verdict = CheckAnswerResult(
+        return CheckAnswerResult(
             accepted=checked.accepted,
             detail=checked.detail,
             path=checked.path,
             violation=checked.violation,
         )
-    if verdict.reason == "invalid_json":
-        return _invalid_json(refuse, verdict)
-    if not verdict.accepted:
-        return refuse(
-            RefusalReason.SCHEMA,
-            f"the answer does not satisfy the response schema {_shown(pending.response_schema)}:"
-            f" response: {verdict.detail}",
-            problem=verdict.violation if verdict.violation is not None else verdict.detail,
-            schema_path=verdict.path,
-        )
-    return Accepted(request_id=pending.request_id, answered_by=answered_by, verified=verified)
 
 
 def _same_text(accepted: bytes, answer: AnswerInput) -> bool:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Literal, cast
+from typing import cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -104,14 +104,18 @@ with workflow.unsafe.imports_passed_through():
     from scope_tool.workflows._answer_check import (
         MAX_REFUSAL_TEXT,
         Accepted,
+        AnswerCheck,
+        CallState,
         Refused,
         Unchecked,
-        check_answer,
         encoded_size,
     )
     from scope_tool.workflows._notices import Notices, describe
 
 __all__ = ["ToolCallWorkflow"]
+
+_VALIDATED = CheckAnswerResult(accepted=True)
+"""The content verdict of an answer its update validator accepted (see ``_validated``)."""
 
 _KEPT_REFUSALS = 20
 """Refused signal answers kept in status (the newest); older ones are only counted."""
@@ -171,6 +175,11 @@ class ToolCallWorkflow:
         self._route: RoundRoute | None = None
         self._schema_check = asyncio.Lock()
         self._staged = StagedTexts()
+        # Answers whose content the update validator accepted in this worker (request id and
+        # text): their handler takes that verdict instead of parsing and checking the text
+        # again. Validators do not run on replay, so there the handler decides it itself, to
+        # the same verdict (the check is a pure function of the same state).
+        self._validated: set[tuple[str, bytes]] = set()
 
     @workflow.run
     async def run(self, call: ToolCallInput) -> CallOutcome:
@@ -447,52 +456,60 @@ class ToolCallWorkflow:
 
     # --- answers ---------------------------------------------------------------------------
 
+    def _answer_check(self) -> AnswerCheck:
+        """The one answer decision over the call's state as it is now."""
+        question = self._question
+        return AnswerCheck(
+            CallState(
+                call_id=self._call.call_id,
+                phase=self._phase,
+                pending=self._pending,
+                pending_request=question.request if question is not None else None,
+                carried=question.carried if question is not None else None,
+                answered=self._answers,
+                allowed_answerers=self._call.allowed_answerers,
+                require_verified=self._call.require_verified,
+            )
+        )
+
     def _check(
         self,
         answer: AnswerInput,
         schema_verdict: tuple[str, CheckAnswerResult] | None = None,
         *,
-        token_mode: Literal["verify", "validated", "refuse"],
+        via_signal: bool,
     ) -> Accepted | Refused | Unchecked:
-        question = self._question
-        return check_answer(
-            answer,
-            call_id=self._call.call_id,
-            phase=self._phase,
-            pending=self._pending,
-            pending_request=question.request if question is not None else None,
-            answered=self._answers,
-            allowed_answerers=self._call.allowed_answerers,
-            schema_verdict=schema_verdict,
-            carried=question.carried if question is not None else None,
-            require_verified=self._call.require_verified,
-            # Installed by the worker from its environment, never from history (trust model:
-            # scope_tool.wire.identity); absent, a token is refused not_verified.
-            identity_secret=installed_identity_secret() if token_mode == "verify" else None,
-            now=workflow.now().timestamp(),
-            token_mode=token_mode,
-        )
+        """The handler's verdict (an update's, or a signal's, which may carry no token)."""
+        check = self._answer_check()
+        if via_signal:
+            return check.signal(answer, schema_verdict=schema_verdict)
+        pending = self._pending
+        if (
+            schema_verdict is None
+            and pending is not None
+            and (pending.request_id, answer.response) in self._validated
+        ):
+            schema_verdict = (pending.request_id, _VALIDATED)
+        return check.accept(answer, schema_verdict=schema_verdict)
 
-    async def _decide(
-        self, answer: AnswerInput, *, token_mode: Literal["validated", "refuse"]
-    ) -> Accepted | Refused:
+    async def _decide(self, answer: AnswerInput, *, via_signal: bool) -> Accepted | Refused:
         """The verdict, finishing an over-budget schema check in the ``check_answer`` activity.
 
         After each activity the answer is decided again against the state as it is then, so
         an answer that won meanwhile, a new round, or the end of the call is respected. One
         activity runs at a time (``ONE_SCHEMA_CHECK_PATCH``); the others wait their turn.
         """
-        verdict = self._check(answer, token_mode=token_mode)
+        verdict = self._check(answer, via_signal=via_signal)
         while isinstance(verdict, Unchecked):
             if not workflow.patched(ONE_SCHEMA_CHECK_PATCH):
-                verdict = await self._check_unchecked(verdict, answer, token_mode=token_mode)
+                verdict = await self._check_unchecked(verdict, answer, via_signal=via_signal)
                 continue
             async with self._schema_check:
                 # Decided again once its turn comes: an answer taken meanwhile, a new round or
                 # the end of the call refuses this one without an activity.
-                verdict = self._check(answer, token_mode=token_mode)
+                verdict = self._check(answer, via_signal=via_signal)
                 if isinstance(verdict, Unchecked):
-                    verdict = await self._check_unchecked(verdict, answer, token_mode=token_mode)
+                    verdict = await self._check_unchecked(verdict, answer, via_signal=via_signal)
         return verdict
 
     async def _check_unchecked(
@@ -500,12 +517,12 @@ class ToolCallWorkflow:
         unchecked: Unchecked,
         answer: AnswerInput,
         *,
-        token_mode: Literal["validated", "refuse"],
+        via_signal: bool,
     ) -> Accepted | Refused | Unchecked:
         """Run the schema check in the activity, then decide against the state as it is then."""
         checked = await self._check_in_activity(unchecked, answer)
         return self._check(
-            answer, schema_verdict=(unchecked.request_id, checked), token_mode=token_mode
+            answer, schema_verdict=(unchecked.request_id, checked), via_signal=via_signal
         )
 
     async def _check_in_activity(
@@ -533,7 +550,7 @@ class ToolCallWorkflow:
         # A signal has no validator, so it may carry no token; an update's handler runs only
         # after its validator verified the token (and on replay the history is the proof).
         answer = self._staged.unstaged(answer)
-        verdict = await self._decide(answer, token_mode="refuse" if via_signal else "validated")
+        verdict = await self._decide(answer, via_signal=via_signal)
         if isinstance(verdict, Refused):
             return verdict
         if verdict.duplicate:
@@ -554,6 +571,7 @@ class ToolCallWorkflow:
         self._answer = record
         self._question = None
         self._staged.clear()
+        self._validated.clear()
         self._set_phase(Phase.RUNNING)
         workflow.set_current_details(running_details(self._call.tool, self._round + 1))
         return AnswerReceipt(request_id=record.request_id, round=record.round)
@@ -572,11 +590,18 @@ class ToolCallWorkflow:
 
     @answer.validator
     def validate_answer(self, answer: AnswerInput) -> None:
-        """Refuse a bad answer before it reaches history (see ``check_answer``).
+        """Refuse a bad answer before it reaches history (see ``AnswerCheck``).
 
         An answer over the workflow's schema budget passes provisionally; the handler decides.
         """
-        verdict = self._check(self._staged.unstaged(answer), token_mode="verify")
+        # The worker installs the identity secret from its environment, never from history
+        # (trust model: scope_tool.wire.identity); absent, a token is refused not_verified.
+        answer = self._staged.unstaged(answer)
+        verdict = self._answer_check().validate(
+            answer, identity_secret=installed_identity_secret(), now=workflow.now().timestamp()
+        )
+        if isinstance(verdict, Accepted) and not verdict.duplicate:
+            self._validated.add((verdict.request_id, answer.response))
         if isinstance(verdict, Refused):
             raise _rejection(verdict)
 

@@ -55,6 +55,15 @@ def _check_tools(spec: str) -> None:
         found = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         found = None
+    # Imported here: the worker package loads the workflow, which the CLI otherwise never does.
+    from scope_tool.workers._worker import moved_module
+
+    moved = moved_module(module) if found is None else None
+    if moved is not None:
+        raise CommandError(
+            f"--tools: module {module!r} moved: scope-tool installs one package, scope_tool;"
+            f" use --tools {moved}:{attribute}"
+        )
     if found is None:
         raise CommandError(
             f"--tools: cannot find module {module!r} in the current folder"

@@ -12,7 +12,7 @@ What history can and cannot show:
   what validators are for); its caller got the refusal. Accepted updates are recorded with
   their receipt.
 * an answer sent by **signal** is always recorded; whether the workflow took it is decided
-  here by the same pure function the workflow ran (:func:`check_answer`) over the same state
+  here by the same pure function the workflow ran (:class:`AnswerCheck`) over the same state
   rebuilt from the same events, so the verdict is the one the workflow reached.
 * ``answered_by`` is what the answerer claimed, unless the answer carried an identity token
   the workflow verified (``verified``): then it is the token's subject. Tokens are taken by
@@ -56,7 +56,7 @@ from scope_tool.wire._staging import StagedTexts
 from scope_tool.wire._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
 from scope_tool.wire.errors import CallNotFoundError, ToolCallsError
 from scope_tool.wire.identity import token_subject
-from scope_tool.workflows._answer_check import Accepted, Unchecked, check_answer
+from scope_tool.workflows._answer_check import Accepted, AnswerCheck, CallState, Unchecked
 
 __all__ = [
     "AnswerVia",
@@ -315,21 +315,22 @@ class _Walk:
 
     def _signal(self, answer: AnswerInput, *, identity: str, at: datetime) -> None:
         assert self.call is not None
-        verdict = check_answer(
-            answer,
-            call_id=self.call_id,
-            phase=self.phase,
-            pending=self.pending,
-            pending_request=self.pending_request,
-            answered=self.answered,
-            allowed_answerers=self.call.allowed_answerers,
-            # Outside workflow code the schema check needs no budget: it decides at once what
-            # the workflow may have decided in the check_answer activity.
+        # Outside workflow code the schema check needs no budget: it decides at once what the
+        # workflow may have decided in the check_answer activity. As the workflow's signal
+        # handler, it refuses tokens (they go by update).
+        verdict = AnswerCheck(
+            CallState(
+                call_id=self.call_id,
+                phase=self.phase,
+                pending=self.pending,
+                pending_request=self.pending_request,
+                answered=self.answered,
+                allowed_answerers=self.call.allowed_answerers,
+                require_verified=self.call.require_verified,
+            ),
             max_steps=None,
             max_bytes=None,
-            require_verified=self.call.require_verified,
-            token_mode="refuse",  # as the workflow's signal handler: tokens go by update
-        )
+        ).signal(answer)
         assert not isinstance(verdict, Unchecked)  # no budget, so never over it
         if isinstance(verdict, Accepted):
             self._take(

@@ -8,7 +8,7 @@ an allowed answerer) comes back onto the same page next to the form, with every 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import quote
@@ -288,11 +288,12 @@ class InboxPages:
         except (ToolCallsError, TimeoutError) as error:
             return await again(f"could not read the call: {error or 'timed out'}", 502)
         if status.pending is None or status.pending.request_id != request_id:
-            return await again(
-                "this question is no longer pending (someone else answered it, or it expired); "
-                "nothing was sent",
-                409,
-            )
+            # The form answered a question that is no longer the pending one. The workflow is
+            # the judge of that as of every answer (a request id that is not pending is refused
+            # before history, stale_request / not_waiting / finished, each a 409 here), so the
+            # answer goes with its request id; its value cannot be read against a schema the
+            # person never saw, and it cannot be accepted, so it is sent as null.
+            return await self._send(request, identity, call_id, b"null", request_id, again)
         approval = read_approval(status.pending.prompt, status.pending.response_schema)
         form = build_answer_form(status.pending.response_schema)
         try:
@@ -307,10 +308,24 @@ class InboxPages:
             payload = (values.get(ANSWER_JSON_KEY) or [""])[0].encode("utf-8")
         else:
             payload = json_bytes(answer)
+        return await self._send(request, identity, call_id, payload, request_id, again)
+
+    async def _send(
+        self,
+        request: Request,
+        identity: str,
+        call_id: str,
+        payload: bytes,
+        request_id: str,
+        again: Callable[[str, int], Awaitable[Response]],
+    ) -> Response:
+        """Send the answer; the workflow's refusal is shown with its HTTP status."""
         try:
             await self._reader.answer(call_id, payload, request_id=request_id, identity=identity)
         except AnswerRejectedError as error:
             return await again(refusal_text(error), REFUSAL_HTTP_STATUS.get(error.reason, 422))
+        except CallNotFoundError as error:
+            return self._problem(request, identity, str(error), 404)
         except ToolCallsError as error:
             return await again(f"the answer could not be delivered: {error}", 502)
         target = f"{call_path(call_id)}?answered={quote(request_id, safe='')}"

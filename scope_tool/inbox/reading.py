@@ -13,6 +13,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Final
 
 from scope_tool.client import (
     AnswerReceipt,
@@ -198,9 +199,16 @@ def _asked_at(status: CallStatus) -> datetime:
     )
 
 
+_NO_LONGER_PENDING: Final = frozenset(
+    {RefusalReason.STALE_REQUEST, RefusalReason.NOT_WAITING, RefusalReason.FINISHED}
+)
+
+
 def refusal_text(error: AnswerRejectedError) -> str:
     """A refusal as a person reads it next to the form, from its reason and detail fields."""
     detail = error.detail
+    if error.reason in _NO_LONGER_PENDING:
+        return f"this question is no longer pending ({error.reason}): {error.message}"
     if error.reason is RefusalReason.NOT_ALLOWED:
         allowed = ", ".join(detail.allowed_answerers)
         return f"you are not allowed to answer this call (allowed: {allowed})"

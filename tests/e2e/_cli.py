@@ -151,12 +151,20 @@ def stop_left_running(since: int) -> None:
             dev.stop(signal.SIGINT)
 
 
-def start_dev(data_dir: Path, *extra: str, port: int | None = None) -> DevProcess:
-    """Start ``scope-tool dev`` and block until it prints its ready line (or fail loudly)."""
+def start_dev(
+    data_dir: Path, *extra: str, port: int | None = None, cwd: Path | None = None
+) -> DevProcess:
+    """Start ``scope-tool dev`` and block until it prints its ready line (or fail loudly).
+
+    With ``cwd`` it runs there as the installed ``scope-tool`` command, as a user starts it in
+    their own project folder.
+    """
     port = port or free_port()
     ui_port, inbox_port = free_port(), free_port()
+    command = cli_command() if cwd is None else [str(Path(sys.executable).parent / "scope-tool")]
     process = subprocess.Popen(
-        cli_command(
+        [
+            *command,
             "dev",
             "--port",
             str(port),
@@ -167,7 +175,8 @@ def start_dev(data_dir: Path, *extra: str, port: int | None = None) -> DevProces
             "--data-dir",
             str(data_dir),
             *extra,
-        ),
+        ],
+        cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

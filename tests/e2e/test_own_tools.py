@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from ._cli import DevProcess, assert_user_error, cli
+from ._cli import DevProcess, assert_user_error, cli, start_dev
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -97,3 +97,30 @@ def test_own_tools_next_to_dev_following_the_readme(
         if worker.poll() is None:
             worker.kill()
         worker.communicate()  # reaps it and closes its stderr pipe
+
+
+def test_dev_serves_own_tools_beside_the_users_own_workflows_and_workers_modules(
+    tmp_path: Path,
+) -> None:
+    """A project with its own ``workflows.py`` and ``workers.py`` (Temporal's usual names)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "my_tools.py").write_text(readme_my_tools())
+    for name in ("workflows", "workers"):
+        (project / f"{name}.py").write_text(
+            f"raise RuntimeError('the user\\'s own {name}.py was imported by scope-tool')\n"
+        )
+    dev = start_dev(tmp_path / "data", "--tools", "my_tools:registry", cwd=project)
+    try:
+        greeted = cli(dev, "call", "greet", '{"name": "Ada"}', "--wait", "--timeout", "60")
+        assert greeted.code == 0, (greeted, dev.text)
+        assert "Hello, Ada!" in greeted.stdout
+        assert "was imported by scope-tool" not in dev.text
+    finally:
+        dev.stop(signal.SIGINT)
+
+
+def test_tools_named_by_a_moved_module_path_name_the_new_one(dev_session: DevProcess) -> None:
+    moved = cli(dev_session, "worker", "--tools", "workers.examples:registry")
+    assert moved.code != 0
+    assert "use --tools examples.tools:registry" in moved.stderr, moved

@@ -1,6 +1,6 @@
 """Answers whose text goes ahead of their update by signal (``scope_tool.wire._staging``), no server.
 
-The decision itself is ``check_answer``'s; these pin what staging adds: the text an update names
+The decision itself is ``AnswerCheck``'s; these pin what staging adds: the text an update names
 by digest is put back before deciding, a repeat of an accepted staged answer is still a
 duplicate, and an update whose text is gone is refused saying to send it again.
 """
@@ -15,7 +15,7 @@ from scope_tool.client import Phase, RefusalReason
 from scope_tool.wire import AnswerInput
 from scope_tool.wire._staging import KEPT_STAGED, StagedTexts, text_digest
 from scope_tool.wire._status import AnswerRecord, PendingInput
-from scope_tool.workflows._answer_check import Accepted, Refused, check_answer
+from scope_tool.workflows._answer_check import Accepted, AnswerCheck, CallState, Refused
 
 CALL = "call-1"
 REQUEST = f"{CALL}/r1"
@@ -33,8 +33,7 @@ def _by_digest(text: bytes) -> AnswerInput:
 
 
 def _decide(answer: AnswerInput, answered: dict[str, AnswerRecord] | None = None) -> object:
-    return check_answer(
-        answer,
+    state = CallState(
         call_id=CALL,
         phase=Phase.AWAITING_INPUT if not answered else Phase.RUNNING,
         pending=None if answered else PENDING,
@@ -42,6 +41,7 @@ def _decide(answer: AnswerInput, answered: dict[str, AnswerRecord] | None = None
         answered=answered or {},
         allowed_answerers=(),
     )
+    return AnswerCheck(state).validate(answer, identity_secret=None, now=0.0)
 
 
 def test_the_digest_is_sha256_hex() -> None:

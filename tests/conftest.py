@@ -58,8 +58,8 @@ async def temporal_environment(_server_directory: Path) -> AsyncIterator[Any]:
         return
     from temporalio.testing import WorkflowEnvironment
 
-    from scope_tool.serving._binaries import temporal_cli
-    from scope_tool.serving._dev_server import SERVER_TUNING
+    from scope_tool.config._embedded_server import temporal_cli
+    from scope_tool.config._embedded_server import SERVER_TUNING
 
     binary = temporal_cli()  # MissingBinaryError fails the run, loudly
     environment = await WorkflowEnvironment.start_local(
@@ -135,7 +135,7 @@ async def time_skipping_env() -> AsyncIterator[Any]:
     """The Java time-skipping test server (answer deadlines of days pass in a moment)."""
     from temporalio.testing import WorkflowEnvironment
 
-    from scope_tool.serving._binaries import temporal_test_server
+    from scope_tool.config._embedded_server import temporal_test_server
 
     binary = temporal_test_server()  # MissingBinaryError fails the test, loudly
     environment = await WorkflowEnvironment.start_time_skipping(

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scope_tool.serving._binaries import temporal_cli
-from scope_tool.serving._dev_server import SERVER_TUNING
+from scope_tool.config._embedded_server import temporal_cli
+from scope_tool.config._embedded_server import SERVER_TUNING
 
 __all__ = ["DedicatedDevServer", "free_port"]
 

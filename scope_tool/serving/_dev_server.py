@@ -28,13 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from scope_tool.serving._binaries import MissingBinaryError, temporal_cli
+from scope_tool.config._embedded_server import (
+    SEARCH_ATTRIBUTES,
+    SERVER_TUNING,
+    MissingBinaryError,
+    temporal_cli,
+)
 from scope_tool.serving._errors import EXIT_FAILED, CommandError
-from scope_tool.wire import PHASE_KEY, TOOL_KEY
 
 __all__ = [
-    "SEARCH_ATTRIBUTES",
-    "SERVER_TUNING",
     "DevLock",
     "DevServerSettings",
     "port_is_free",
@@ -42,34 +44,6 @@ __all__ = [
     "start_dev_server",
     "stop_process",
 ]
-
-SEARCH_ATTRIBUTES: tuple[tuple[str, str], ...] = tuple(
-    (key.name, "Keyword") for key in (TOOL_KEY, PHASE_KEY)
-)
-"""The search attributes the runtime upserts on every phase change (name, Temporal type).
-
-Taken from the runtime's own keys, so the dev server registers exactly what the workflow upserts.
-"""
-
-SERVER_TUNING: tuple[str, ...] = (
-    "--sqlite-pragma",
-    "journal_mode=wal",
-    "--sqlite-pragma",
-    "synchronous=normal",
-    "--dynamic-config-value",
-    "history.transferProcessorMaxPollRPS=1000",
-)
-"""How every embedded dev server runs (``dev``, the test suites and the benchmarks alike).
-
-SQLite in WAL mode with ``synchronous=normal``: the default journal syncs every write and caps a
-dev server near 20 calls/s; WAL still survives a killed server (only an OS crash may lose the
-last commits). The poll rate lifts the history service's cap of 20 reads a second on its
-transfer queue: with the cap, every workflow or activity task that is not handed over inline
-waits ~40 ms before the server even offers it to a worker (a one-activity workflow took 100 ms
-start to result; with the lift, 15-25 ms). The visibility queue keeps its cap on purpose: lifted,
-its writes compete with the calls' own for the one SQLite writer (answer round trips measured
-~1.5 ms slower), and list views may lag a call by those ~40 ms.
-"""
 
 _PR_SET_PDEATHSIG = 1
 

@@ -27,8 +27,7 @@ from temporalio.common import SearchAttributeKey
 from temporalio.testing import WorkflowEnvironment
 from worker_process import REPO_ROOT, find_process
 
-from scope_tool.serving._binaries import temporal_cli
-from scope_tool.serving._dev_server import SERVER_TUNING
+from scope_tool.config._embedded_server import SERVER_TUNING, temporal_cli
 
 ARTIFACTS_DIR = REPO_ROOT / "test-artifacts"
 REPORT_PATH = ARTIFACTS_DIR / "bench.json"

@@ -34,7 +34,7 @@ def temporal_image() -> str:
 
 def server_command(search_attributes: tuple[str, ...]) -> list[str]:
     """``temporal server start-dev`` arguments matching the embedded test server's."""
-    from scope_tool.serving._dev_server import SERVER_TUNING
+    from scope_tool.config._embedded_server import SERVER_TUNING
 
     command = ["server", "start-dev", "--headless", "--ip", "0.0.0.0", "--db-filename", _DATABASE]
     for name in search_attributes:

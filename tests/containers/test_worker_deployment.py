@@ -163,7 +163,7 @@ async def test_three_worker_containers_lose_nothing_through_kill_and_stop(tmp_pa
 
     from scope_tool import Request
     from scope_tool.client import DATA_CONVERTER, Phase, ToolCalls
-    from scope_tool.serving._dev_server import SEARCH_ATTRIBUTES
+    from scope_tool.config._embedded_server import SEARCH_ATTRIBUTES
 
     until = time.monotonic() + BUDGET_SECONDS
     run = uuid.uuid4().hex[:8]

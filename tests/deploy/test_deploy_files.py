@@ -23,7 +23,7 @@ import yaml
 
 from scope_tool.cli._dev import EXAMPLE_TOOLS
 from scope_tool.client import ToolCalls
-from scope_tool.serving._dev_server import SEARCH_ATTRIBUTES
+from scope_tool.config._embedded_server import SEARCH_ATTRIBUTES
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

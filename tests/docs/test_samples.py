@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -114,3 +115,24 @@ async def test_runtime_sample_runs_against_a_server(
     async with build_worker(temporal_client, example_registry, task_queue=task_queue):
         printed = await run_sample(block, source)
     assert_prints_match(block, printed, source.replace("deploy-42", call_id))
+
+
+@pytest.mark.timeout(240)
+def test_the_testing_page_is_a_pytest_file_that_passes(tmp_path: Path) -> None:
+    """docs/testing.md's test file and settings, run by pytest as a user's suite runs them."""
+    blocks = read_page(ROOT / "docs" / "testing.md").blocks
+    (settings,) = [block for block in blocks if block.language == "toml"]
+    (test_file,) = _python_blocks(ROOT / "docs" / "testing.md")
+    (tmp_path / "pyproject.toml").write_text(settings.text, encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_refund.py").write_text(test_file.text, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=220,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "3 passed" in done.stdout

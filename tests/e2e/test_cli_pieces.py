@@ -27,9 +27,10 @@ from scope_tool.cli._render import (
     status_to_json,
 )
 from scope_tool.client import CallStatus, PendingInput, Phase
+from scope_tool.config._embedded_server import SEARCH_ATTRIBUTES
 from scope_tool.config.settings import Settings
 from scope_tool.serving._connection import settings_from_args
-from scope_tool.serving._dev_server import SEARCH_ATTRIBUTES, DevLock, DevServerSettings
+from scope_tool.serving._dev_server import DevLock, DevServerSettings
 from scope_tool.serving._errors import EXIT_FAILED, EXIT_USAGE, CommandError
 from scope_tool.wire import PHASE_KEY, TOOL_KEY
 

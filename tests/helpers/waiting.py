@@ -1,23 +1,20 @@
-"""Polling helpers (a call's phase, a ledger's content), each failing loudly after a bound."""
+"""Polling helpers (a call's phase, a ledger's content), each failing loudly after a bound.
+
+A call's phase is waited for by :mod:`scope_tool.testing`, the kit users test with too.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+from scope_tool import testing
 from scope_tool.client import Phase
 
 
 async def wait_for_phase(handle: Any, phase: Phase, within: float = 20) -> Any:
-    """Poll ``status`` until the call reaches ``phase`` (fail after ``within`` seconds)."""
-    deadline = asyncio.get_running_loop().time() + within
-    while True:
-        status = await handle.status()
-        if status.phase is phase:
-            return status
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"call {handle.call_id} stayed {status.phase}, expected {phase}")
-        await asyncio.sleep(0.05)
+    """Poll ``status`` until the call reaches ``phase`` (the testing kit's, ``within`` positional)."""
+    return await testing.wait_for_phase(handle, phase, within=within)
 
 
 async def wait_until(predicate: Any, within: float = 20) -> None:

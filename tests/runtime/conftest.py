@@ -10,7 +10,7 @@ import pytest
 
 from runtime.example_tools import REGISTRY
 from scope_tool.client import ToolCalls
-from scope_tool.workers import build_worker
+from scope_tool.testing import start_worker
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def calls(temporal_client: Any, task_queue: str) -> ToolCalls:
 @pytest.fixture
 async def worker(temporal_client: Any, task_queue: str) -> AsyncIterator[Any]:
     """One in-process worker with the example tools (``slow_safe`` marked retry-safe)."""
-    async with build_worker(
+    async with start_worker(
         temporal_client, REGISTRY, task_queue=task_queue, retry_safe=("slow_safe",)
-    ) as running:
-        yield running
+    ) as started:
+        yield started.worker

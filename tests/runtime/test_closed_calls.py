@@ -26,7 +26,7 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from runtime.example_tools import ledger_lines
 from scope_tool import Request
 from scope_tool.client import AnswerRejectedError, CallOutcome, Phase, RefusalReason, ToolCalls
-from scope_tool.serving._binaries import temporal_cli
+from scope_tool.config._embedded_server import temporal_cli
 from scope_tool.wire import PHASE_KEY, TOOL_KEY, WORKFLOW_NAME, ToolCallInput
 
 

@@ -10,19 +10,17 @@ from typing import Any
 
 from runtime.example_tools import REGISTRY, ledger_lines
 from scope_tool import Request
-from scope_tool.client import Phase, ToolCalls
-from scope_tool.workers import build_worker
+from scope_tool.client import Phase
+from scope_tool.testing import start_worker
 
 
 async def test_unanswered_for_three_days_expires(time_skipping_env: Any, tmp_path: Path) -> None:
-    task_queue = f"expiry-{uuid.uuid4()}"
-    calls = ToolCalls(time_skipping_env.client, task_queue=task_queue)
     ledger = tmp_path / "ledger"
     request = Request(
         name="deploy_plan", arguments=json.dumps({"ledger": str(ledger), "service": "batch"})
     )
-    async with build_worker(time_skipping_env.client, REGISTRY, task_queue=task_queue):
-        handle = await calls.start(
+    async with start_worker(time_skipping_env.client, REGISTRY) as started:
+        handle = await started.calls.start(
             request, call_id=f"expire-{uuid.uuid4()}", answer_timeout=timedelta(days=3)
         )
         outcome = await handle.result()  # the test server skips the three days
@@ -36,14 +34,12 @@ async def test_unanswered_for_three_days_expires(time_skipping_env: Any, tmp_pat
 
 
 async def test_the_deadline_is_shown_while_waiting(time_skipping_env: Any, tmp_path: Path) -> None:
-    task_queue = f"deadline-{uuid.uuid4()}"
-    calls = ToolCalls(time_skipping_env.client, task_queue=task_queue)
     request = Request(
         name="deploy_plan",
         arguments=json.dumps({"ledger": str(tmp_path / "ledger"), "service": "batch"}),
     )
-    async with build_worker(time_skipping_env.client, REGISTRY, task_queue=task_queue):
-        handle = await calls.start(
+    async with start_worker(time_skipping_env.client, REGISTRY) as started:
+        handle = await started.calls.start(
             request, call_id=f"deadline-{uuid.uuid4()}", answer_timeout=timedelta(days=2)
         )
         with time_skipping_env.auto_time_skipping_disabled():

@@ -113,8 +113,14 @@ def test_dockerfile_builds_a_worker_on_the_task_queue() -> None:
     assert env["SCOPE_TOOL_TASK_QUEUE"] == TASK_QUEUE
     assert env["SCOPE_TOOL_NAMESPACE"] == "default"
     assert env["PATH"].startswith(env["VIRTUAL_ENV"] + "/bin:")
-    copied = [rest.split()[0] for keyword, rest in instructions if keyword == "COPY"]
-    assert copied == ["build/images/worker/wheels/", "build/images/worker/project/"]
+    copied = [rest.split() for keyword, rest in instructions if keyword == "COPY"]
+    assert [sources[0] for sources in copied] == [
+        "build/images/worker/wheels/",
+        "build/images/worker/project/",
+        "examples/__init__.py",
+    ]
+    # The example tools the default command serves: not part of the package, copied beside it.
+    assert copied[-1] == ["examples/__init__.py", "examples/tools.py", "/app/examples/"]
     installs = [rest for keyword, rest in instructions if keyword == "RUN"]
     assert all("--no-index" in run for run in installs if "pip install" in run)
     assert keywords[-1] == "USER", "the worker must not run as root (USER comes last)"
@@ -146,13 +152,19 @@ def test_image_scripts_are_valid_bash(script: str) -> None:
     assert "set -euo pipefail" in path.read_text()
 
 
-def test_dockerignore_sends_only_the_wheels() -> None:
+def test_dockerignore_sends_only_the_wheels_and_the_example_tools() -> None:
     lines = [
         line.strip()
         for line in (ROOT / ".dockerignore").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    assert lines == ["*", "!build/images/worker/wheels/", "!build/images/worker/project/"]
+    assert lines == [
+        "*",
+        "!build/images/worker/wheels/",
+        "!build/images/worker/project/",
+        "!examples/__init__.py",
+        "!examples/tools.py",
+    ]
 
 
 @pytest.fixture(scope="module")

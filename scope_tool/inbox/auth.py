@@ -24,6 +24,7 @@ from datetime import timedelta
 
 from starlette.requests import HTTPConnection
 
+from scope_tool.errors import ToolError
 from scope_tool.wire.signing import b64url_decode, b64url_encode, hmac_signature
 
 __all__ = [
@@ -51,11 +52,11 @@ MIN_SECRET_BYTES = 16
 _MAX_NAME_CHARS = 200
 
 
-class InboxConfigError(ValueError):
+class InboxConfigError(ToolError, ValueError):
     """The inbox was configured in a way that would let anyone answer (or cannot work at all)."""
 
 
-class AuthenticationError(Exception):
+class AuthenticationError(ToolError):
     """A request did not prove who sent it; the inbox answers 401 and changes nothing."""
 
 

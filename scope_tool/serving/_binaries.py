@@ -12,10 +12,12 @@ import shutil
 import sys
 from pathlib import Path
 
+from scope_tool.errors import ToolError
+
 __all__ = ["MissingBinaryError", "temporal_cli", "temporal_test_server"]
 
 
-class MissingBinaryError(RuntimeError):
+class MissingBinaryError(ToolError, RuntimeError):
     """A required server binary is not installed; the message says which package ships it."""
 
 

@@ -25,6 +25,8 @@ from json import decoder as _json_decoder
 from json.encoder import encode_basestring
 from typing import Any, Final
 
+from scope_tool.errors import ToolError
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_INPUT_BYTES",
@@ -50,7 +52,7 @@ MAX_DEPTH: Final = 10_000
 _FAST_DEPTH: Final = 200
 
 
-class IJSONError(ValueError):
+class IJSONError(ToolError, ValueError):
     """The text is not one valid I-JSON document; the message says why."""
 
 

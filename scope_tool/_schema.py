@@ -49,6 +49,7 @@ from scope_tool._schema_limits import (
     on_enough_stack,
 )
 from scope_tool._sealed import Immutable
+from scope_tool.errors import ToolError
 
 __all__ = ["MAX_SCHEMA_BYTES", "CompiledSchema", "SchemaError", "SchemaValidationError"]
 
@@ -65,7 +66,7 @@ _EXACT_LIMIT: Final = 1 << 53
 _INEXACT_NUMBER: Final = re.compile(rb"[0-9][.eE]|[0-9]{16}")
 
 
-class SchemaError(ValueError):
+class SchemaError(ToolError, ValueError):
     """``jsonschema: invalid schema: <detail>``: the document cannot be a schema."""
 
     def __init__(self, detail: str) -> None:
@@ -73,7 +74,7 @@ class SchemaError(ValueError):
         super().__init__(f"{_INVALID_SCHEMA}: {detail}")
 
 
-class SchemaValidationError(ValueError):
+class SchemaValidationError(ToolError, ValueError):
     """A value does not satisfy a schema.
 
     Text is ``jsonschema: value must be one valid RFC 7493 JSON document`` or

@@ -33,6 +33,7 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore
 
 from scope_tool._schema_graph import Shape, shape_of
 from scope_tool._schema_limits import Meter, current_meter
+from scope_tool.errors import ToolError
 
 __all__ = [
     "FORMAT_CHECKER",
@@ -69,7 +70,7 @@ _FORMATS: Final = (
 )
 
 
-class CompileError(ValueError):
+class CompileError(ToolError, ValueError):
     """The schema does not compile; the text is the ``compile: ...`` detail."""
 
 

@@ -1,10 +1,15 @@
 """The package's one error hierarchy.
 
-Every exception ``scope_tool`` raises for a protocol reason derives from :class:`ToolError`.
-Each Go sentinel of the ported package has one subclass here; those that report bad input
-are also :class:`ValueError`, so generic callers can treat them as input errors::
+Every exception any part of ``scope_tool`` raises for a reason of its own derives from
+:class:`ToolError`, from the protocol up to the front ends, configuration errors included, so
+``except ToolError`` catches them all. Classes that report bad input or a bad setting are also
+:class:`ValueError` (a missing call is also :class:`LookupError`, a missing server binary also
+:class:`RuntimeError`), so generic callers can keep catching those. This module defines the
+protocol's classes; the others live beside the layer that raises them (a low layer cannot
+import a higher one) and are drawn here so the whole tree is in one place (also in
+docs/errors.md; tests/package/test_public_names.py checks that every class is in it)::
 
-    ToolError(Exception)
+    ToolError(Exception)                    scope_tool.errors
     ├── Invalid<Thing>Error   (ValueError)  "tool: invalid <thing>", one per thing: tool,
     │                                       invocation, request, definition, output, result,
     │                                       input request, failure, call error, wrapping
@@ -13,14 +18,50 @@ are also :class:`ValueError`, so generic callers can treat them as input errors:
     ├── InputValidationPanicError           "tool: input validation panicked: V"
     ├── AuthorizationError                  "tool: authorization for "NAME" failed"
     ├── Failure    (scope_tool._failure)    one definite unsuccessful outcome
-    └── CallError  (scope_tool._failure)    transparent wrapper carrying evidence
+    ├── CallError  (scope_tool._failure)    transparent wrapper carrying evidence
+    ├── IJSONError            (ValueError)  text is not one I-JSON document (check_ijson)
+    ├── SchemaError           (ValueError)  a document cannot be a JSON Schema
+    ├── SchemaValidationError (ValueError)  a value does not satisfy a schema
+    ├── CompileError          (ValueError)  a schema does not compile (exact engine)
+    ├── ToolCallsError                      scope_tool.wire.errors (re-exported by
+    │   │                                   scope_tool.client): the durable runtime
+    │   ├── AnswerRejectedError   (ValueError)  an answer was refused; nothing changed
+    │   ├── CallConflictError     (ValueError)  a call id names a call of another request
+    │   ├── CallNotFoundError    (LookupError)  no call with that id
+    │   ├── SettingsError         (ValueError)  a connection setting is wrong
+    │   ├── EncryptionConfigError (ValueError)  SCOPE_TOOL_ENCRYPTION_KEYS(_FILE) malformed
+    │   ├── PayloadDecryptionError              a payload needs a key this process lacks
+    │   └── TelemetryConfigError  (ValueError)  tracing asked for without OpenTelemetry
+    ├── IdentityError         (ValueError)  scope_tool.wire.identity: an identity token
+    │                                       cannot be issued or verified (``reason``)
+    ├── CommandError                        scope_tool.serving._errors: a command-line
+    │                                       failure, one line and an exit code
+    ├── MissingBinaryError  (RuntimeError)  scope_tool.testing: no Temporal binary
+    ├── InboxConfigError      (ValueError)  scope_tool.inbox: a configuration that would let
+    │                                       anyone answer, or cannot work
+    ├── AuthenticationError                 scope_tool.inbox: a request did not prove who
+    │                                       sent it (401, nothing changed)
+    ├── AnswerFormError       (ValueError)  scope_tool.inbox.form_values: a form submission
+    │                                       cannot become JSON (``problems``)
+    ├── McpFrontEndError                    scope_tool.mcp
+    │   ├── McpSettingsError  (ValueError)  a setting of ``scope-tool mcp`` is malformed
+    │   └── NoWorkerError                   no worker polls the task queue
+    └── AgentsError                         scope_tool.agents
+        ├── StrictModeError   (ValueError)  definitions break OpenAI strict mode
+        └── TurnError         (ValueError)  a model turn's tool calls are malformed
+
+Not in the tree, on purpose: private control-flow signals, caught inside the engine that
+raises them and never seen by a caller (``_schema_limits.TooDeep`` and ``OverBudget``,
+``_schema_fast._Unsupported``, ``_approval._NotRelocatable``, ``inbox.gate._Refusal``), and an
+input request, which is a result, not an error.
 
 Messages keep the Go catalogue's wording: the sentinel text, then ``": "`` and the detail
 (``tool: invalid invocation: arguments: ...``). Go's ``%w`` wrapping becomes
 ``raise X(detail) from cause``. Transparency is chosen per type exactly as in Go:
 :class:`InputValidationPanicError` (and ``CallError``) chain their cause through
 ``__cause__``; :class:`AuthorizationError` (and ``Failure``) keep it private in ``.cause``
-and never print it.
+and never print it. ``ToolError`` itself takes a plain message, so every subclass outside
+this module is an ordinary exception with its own constructor.
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ from scope_tool.agents._turns import (
     TurnCall,
     call_id_for,
     run_turn,
-    start_and_wait,
     wait_for_stop,
 )
 from scope_tool.agents.errors import AgentsError, StrictModeError, TurnError
@@ -47,6 +46,5 @@ __all__ = [
     "openai_strict_problems",
     "openai_tools",
     "run_turn",
-    "start_and_wait",
     "wait_for_stop",
 ]

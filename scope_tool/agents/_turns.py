@@ -6,9 +6,10 @@ durable calls whose ids come from the turn id and the model's tool-call id
 to the calls it already started and never runs a tool twice. It returns one :class:`Turn` once
 every call has *stopped*: ended, or waiting for a person.
 
-The first stop of one call is :func:`start_and_wait`: one update-with-start round trip
-(:meth:`scope_tool.client.ToolCalls.start_and_wait`, the workflow's ``first_stop`` update), falling back
-to a start and the polled ``status`` query where the server lacks update-with-start.
+The first stop of one call is :meth:`scope_tool.client.ToolCalls.start_and_wait` (the one way
+to start a call and wait for it to stop): one update-with-start round trip of the workflow's
+``first_stop`` update, falling back to a start and the polled ``status`` query where the server
+lacks update-with-start.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from scope_tool.agents.errors import TurnError
 from scope_tool.client import CallOptions, CallStatus, Phase, ToolCallHandle, ToolCalls
 from scope_tool.client._first_stop import wait_for_stop as _poll_until_stopped
 
-__all__ = ["ModelToolCall", "Turn", "TurnCall", "call_id_for", "run_turn", "start_and_wait"]
+__all__ = ["ModelToolCall", "Turn", "TurnCall", "call_id_for", "run_turn", "wait_for_stop"]
 
 _MAX_ID_BYTES: Final = 1000
 _SEPARATOR: Final = ":"
@@ -150,31 +151,11 @@ def call_id_for(turn_id: str, tool_call_id: str) -> str:
     return call_id
 
 
-async def start_and_wait(
-    calls: ToolCalls,
-    request: Request,
-    *,
-    call_id: str,
-    max_wait: timedelta | None = None,
-    **options: Unpack[CallOptions],
-) -> CallStatus:
-    """Start (or attach to) a call and return its status at its first stop.
-
-    The first stop is the call ending or waiting for a person. With ``max_wait``, a call still
-    running then is returned as it is (phase RUNNING).
-
-    Raises:
-        ValueError: as :meth:`scope_tool.client.ToolCalls.start` (nothing was started).
-        scope_tool.client.ToolCallsError: the call cannot be read.
-    """
-    _, status = await calls.start_and_wait(request, call_id=call_id, max_wait=max_wait, **options)
-    return status
-
-
 async def wait_for_stop(handle: ToolCallHandle, *, max_wait: timedelta | None = None) -> CallStatus:
     """Poll ``status`` until the call stops (ended or waiting), or ``max_wait`` passes.
 
-    For a call already started elsewhere; :func:`start_and_wait` needs no polling.
+    For a call already started elsewhere; :meth:`scope_tool.client.ToolCalls.start_and_wait`
+    needs no polling.
     """
     return await _poll_until_stopped(handle, max_wait=max_wait)
 
@@ -220,12 +201,13 @@ async def run_turn(
         except (TypeError, ValueError) as exc:
             raise TurnError(f"tool call {tool_call.tool_call_id!r}: {exc}") from exc
         planned.append((tool_call, call_id, request))
-    statuses = await asyncio.gather(
+    stops = await asyncio.gather(
         *(
-            start_and_wait(calls, request, call_id=call_id, max_wait=max_wait, **options)
+            calls.start_and_wait(request, call_id=call_id, max_wait=max_wait, **options)
             for _, call_id, request in planned
         )
     )
+    statuses = [status for _, status in stops]
     return Turn(
         turn_id=turn_id,
         calls=tuple(

@@ -1,8 +1,9 @@
-"""The one error hierarchy of ``scope_tool.agents``::
+"""The errors of ``scope_tool.agents``, a branch of the package's one tree (``scope_tool.errors``)::
 
-    AgentsError(Exception)
-    ├── StrictModeError   (ValueError)  a definition cannot be sent with OpenAI's strict mode
-    └── TurnError         (ValueError)  a model turn's tool calls are malformed (nothing started)
+    scope_tool.errors.ToolError
+    └── AgentsError
+        ├── StrictModeError   (ValueError)  a definition cannot be sent with OpenAI's strict mode
+        └── TurnError         (ValueError)  a turn's tool calls are malformed (nothing started)
 
 Errors the durable runtime raises (``scope_tool.client.ToolCallsError`` and its subclasses) pass through
 unchanged: an adapter renders, it does not re-decide.
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from scope_tool.errors import ToolError
 
 __all__ = ["AgentsError", "StrictModeError", "StrictProblem", "TurnError"]
 
@@ -34,7 +37,7 @@ class StrictProblem:
         return f"{self.tool}: {self.pointer or '(root)'}: {self.rule}"
 
 
-class AgentsError(Exception):
+class AgentsError(ToolError):
     """Base of every exception ``scope_tool.agents`` raises for its own reasons."""
 
 

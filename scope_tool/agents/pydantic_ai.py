@@ -51,11 +51,11 @@ except ImportError as _missing:
 
 from scope_tool import Definition, Principal, Registry, Request
 from scope_tool.agents._results import ModelResult, model_result
-from scope_tool.agents._turns import call_id_for, start_and_wait
+from scope_tool.agents._turns import call_id_for
 from scope_tool.agents.errors import AgentsError
 from scope_tool.client import CallStatus, Phase, ToolCalls
 
-__all__ = ["ScopeToolset", "deferred_results", "durable_call_id"]
+__all__ = ["ScopeToolset", "deferred_results"]
 
 # The durable contract admits the arguments (schema and the tool's own validator); Pydantic AI
 # passes them through untouched so the model sees the contract's own refusal message.
@@ -168,13 +168,12 @@ class ScopeToolset(AbstractToolset[Any]):
         """
         if ctx.tool_call_id is None:
             raise AgentsError(f"Pydantic AI called {name!r} without a tool call id")
-        call_id = durable_call_id(self._conversation_id, ctx.tool_call_id)
+        call_id = call_id_for(self._conversation_id, ctx.tool_call_id)
         request = Request(
             name=name,
             arguments=json.dumps(tool_args, ensure_ascii=False, separators=(",", ":")),
         )
-        status = await start_and_wait(
-            self._calls,
+        _, status = await self._calls.start_and_wait(
             request,
             call_id=call_id,
             answer_timeout=self._options.answer_timeout,
@@ -188,11 +187,6 @@ class ScopeToolset(AbstractToolset[Any]):
             outcome = await self._calls.get(call_id).result()
             return _returned(model_result(outcome, call_id=call_id))
         return _returned(model_result(status))
-
-
-def durable_call_id(conversation_id: str, tool_call_id: str) -> str:
-    """The durable call id of a model tool call in a conversation (see ``call_id_for``)."""
-    return call_id_for(conversation_id, tool_call_id)
 
 
 async def deferred_results(

@@ -57,9 +57,9 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 class CallOptions(TypedDict, total=False):
     """The options of a call's start, passed on as keywords by the helpers that start calls.
 
-    Each is described at :meth:`ToolCalls.start`, which checks them; ``start_and_wait``,
-    :func:`scope_tool.agents.run_turn` and :func:`scope_tool.agents.start_and_wait` take the
-    same keywords (``**options``) rather than a copy of the list.
+    Each is described at :meth:`ToolCalls.start`, which checks them; ``start_and_wait`` and
+    :func:`scope_tool.agents.run_turn` take the same keywords (``**options``) rather than a copy
+    of the list.
     """
 
     answer_timeout: timedelta | None

@@ -16,6 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from scope_tool.errors import ToolError
 from scope_tool.wire import PHASE_KEY, TOOL_KEY
 
 __all__ = [
@@ -56,7 +57,7 @@ its writes compete with the calls' own for the one SQLite writer (answer round t
 """
 
 
-class MissingBinaryError(RuntimeError):
+class MissingBinaryError(ToolError, RuntimeError):
     """A required server binary is not installed; the message says which package ships it."""
 
 

@@ -3,8 +3,10 @@
 The CLI wires it in (``scope-tool inbox``, ``scope-tool dev``) through four names:
 :func:`create_app` (the ASGI app), :func:`add_arguments` (its command-line options),
 :class:`InboxOptions` (what those options say: address, authentication, allowed hosts) and
-:func:`serve_inbox` (uvicorn until cancelled). :func:`mint_token` signs a person's token for
-an inbox started with a token secret (``python -m scope_tool.inbox token NAME``).
+:func:`serve_inbox` (uvicorn until cancelled). :func:`mint_login_token` signs a person's login
+token for an inbox started with a token secret (``python -m scope_tool.inbox token NAME``); the
+inbox verifies it itself. It is not the identity token a worker verifies for a call started
+with ``require_verified`` (:mod:`scope_tool.wire.identity`, ``issue_token``/``verify_token``).
 """
 
 from scope_tool.inbox.app import create_app
@@ -12,8 +14,7 @@ from scope_tool.inbox.auth import (
     AuthenticationError,
     InboxAuth,
     InboxConfigError,
-    mint_token,
-    verify_token,
+    mint_login_token,
 )
 from scope_tool.inbox.hosts import AllowedHosts
 from scope_tool.inbox.server import InboxOptions, add_arguments, serve_inbox
@@ -26,7 +27,6 @@ __all__ = [
     "InboxOptions",
     "add_arguments",
     "create_app",
-    "mint_token",
+    "mint_login_token",
     "serve_inbox",
-    "verify_token",
 ]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from scope_tool.config.settings import add_env_option
-from scope_tool.inbox.auth import mint_token
+from scope_tool.inbox.auth import mint_login_token
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     valid_for = timedelta(hours=args.valid_hours) if args.valid_hours is not None else None
     try:
-        print(mint_token(args.name, secret=args.token_secret, valid_for=valid_for))
+        print(mint_login_token(args.name, secret=args.token_secret, valid_for=valid_for))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -33,7 +33,7 @@ from scope_tool.inbox.auth import (
     AuthenticationError,
     InboxAuth,
     InboxConfigError,
-    verify_token,
+    verify_login_token,
 )
 from scope_tool.inbox.csrf import (
     CSRF_FIELD,
@@ -233,7 +233,7 @@ class _Guard:
         name = None
         if "token" in params and self._auth.token_secret is not None:
             try:
-                verify_token(params["token"], secret=self._auth.token_secret)
+                verify_login_token(params["token"], secret=self._auth.token_secret)
             except AuthenticationError as error:
                 return self._unauthorized(request, str(error))
             name, value = TOKEN_COOKIE, params["token"]

@@ -3,7 +3,7 @@
 An answer is recorded with ``answered_by`` and the workflow checks it against the call's
 ``allowed_answerers``, so the identity must come from something the person cannot type: either a
 header that a reverse proxy sets after its own login (``X-Forwarded-User``), or a token signed
-with a secret only the operator holds (HMAC-SHA256, minted by :func:`mint_token`). The one
+with a secret only the operator holds (HMAC-SHA256, minted by :func:`mint_login_token`). The one
 unauthenticated mode, ``dev_loopback``, is only allowed on a loopback address, where the only
 people who can reach the page are already on the machine.
 
@@ -24,6 +24,7 @@ from datetime import timedelta
 
 from starlette.requests import HTTPConnection
 
+from scope_tool.errors import ToolError
 from scope_tool.wire.signing import b64url_decode, b64url_encode, hmac_signature
 
 __all__ = [
@@ -34,8 +35,8 @@ __all__ = [
     "InboxAuth",
     "InboxConfigError",
     "is_loopback_host",
-    "mint_token",
-    "verify_token",
+    "mint_login_token",
+    "verify_login_token",
 ]
 
 DEV_IDENTITY = "dev"
@@ -51,11 +52,11 @@ MIN_SECRET_BYTES = 16
 _MAX_NAME_CHARS = 200
 
 
-class InboxConfigError(ValueError):
+class InboxConfigError(ToolError, ValueError):
     """The inbox was configured in a way that would let anyone answer (or cannot work at all)."""
 
 
-class AuthenticationError(Exception):
+class AuthenticationError(ToolError):
     """A request did not prove who sent it; the inbox answers 401 and changes nothing."""
 
 
@@ -79,10 +80,13 @@ def _check_secret(secret: str) -> bytes:
     return raw
 
 
-def mint_token(
+def mint_login_token(
     name: str, *, secret: str, valid_for: timedelta | None = None, now: float | None = None
 ) -> str:
-    """Sign a token saying "this is NAME", for a person to open the inbox with.
+    """Sign a login token saying "this is NAME", for a person to open the inbox with.
+
+    A login token only opens this inbox (checked by :func:`verify_login_token`); the identity
+    token of a ``require_verified`` call is another thing (:mod:`scope_tool.wire.identity`).
 
     Args:
         name: The identity recorded as ``answered_by`` (must match ``allowed_answerers``).
@@ -109,7 +113,7 @@ def mint_token(
     return f"{payload}.{hmac_signature(key, payload)}"
 
 
-def verify_token(token: str, *, secret: str, now: float | None = None) -> str:
+def verify_login_token(token: str, *, secret: str, now: float | None = None) -> str:
     """Return the name a token was minted for, or raise if it is forged, damaged or expired.
 
     Raises:
@@ -156,7 +160,7 @@ class InboxAuth:
     Attributes:
         identity_header: A header set by a trusted reverse proxy after its own login (for example
             ``X-Forwarded-User``). Only safe when the inbox is reachable through that proxy alone.
-        token_secret: Secret for HMAC-signed tokens (see :func:`mint_token`).
+        token_secret: Secret for HMAC-signed tokens (see :func:`mint_login_token`).
         dev_loopback: No authentication, for a developer's own machine: everyone is ``"dev"``
             unless the URL says ``?as=NAME`` (remembered in a cookie), which lets one person try
             ``allowed_answerers`` as several people. Only accepted on a loopback address, and
@@ -216,7 +220,7 @@ class InboxAuth:
         if self.token_secret is not None:
             token = _bearer_token(connection) or connection.cookies.get(TOKEN_COOKIE)
             if token:
-                return verify_token(token, secret=self.token_secret)
+                return verify_login_token(token, secret=self.token_secret)
         if self.authenticated:
             raise AuthenticationError(self._how_to_sign_in())
         client = connection.client

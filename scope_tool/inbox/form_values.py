@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from scope_tool.errors import ToolError
 from scope_tool.inbox.forms import AnswerForm, FieldKind, FormField, FormKind
 
 __all__ = [
@@ -63,7 +64,7 @@ class FieldProblem:
     message: str
 
 
-class AnswerFormError(ValueError):
+class AnswerFormError(ToolError, ValueError):
     """The submission cannot be turned into JSON; ``problems`` names each field at fault."""
 
     def __init__(self, problems: Sequence[FieldProblem]) -> None:

@@ -111,7 +111,7 @@ class InboxOptions:
             loopback address is accepted (and only with ``dev_loopback``).
         port: Port to listen on; ``0`` picks a free one (reported to ``on_listening``).
         identity_header: Trusted header carrying the identity (set by a reverse proxy).
-        token_secret: Secret for signed tokens (see :func:`~scope_tool.inbox.mint_token`).
+        token_secret: Secret for signed tokens (see :func:`~scope_tool.inbox.mint_login_token`).
         dev_loopback: Serve without authentication on a loopback address (identity ``dev``).
         allowed_hosts: Public names the inbox is reached by; requests naming any other host
             are refused (loopback names and ``host`` itself are always allowed; ``*`` turns the

@@ -7,6 +7,8 @@ print and the exit code; ``__main__`` turns it into output and ``os._exit``.
 
 from __future__ import annotations
 
+from scope_tool.errors import ToolError
+
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "CommandError"]
 
 EXIT_OK = 0
@@ -19,7 +21,7 @@ EXIT_USAGE = 2
 """The command line itself was wrong (argparse uses the same code)."""
 
 
-class CommandError(Exception):
+class CommandError(ToolError):
     """A user-facing failure: ``message`` is printed as one line, then ``details`` verbatim.
 
     Args:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
+from scope_tool.errors import ToolError
 from scope_tool.wire.signing import b64url_decode, b64url_encode, hmac_signature
 
 __all__ = [
@@ -59,7 +60,7 @@ _MAX_LIFETIME: Final = timedelta(days=366)
 _installed: bytes | None = None
 
 
-class IdentityError(ValueError):
+class IdentityError(ToolError, ValueError):
     """A token could not be issued or verified; ``reason`` is ``not_verified`` or ``token_expired``."""
 
     def __init__(self, message: str, *, reason: str = "not_verified") -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from agents.agent_tools import ledger_lines
 from scope_tool import Request
-from scope_tool.agents import model_result, start_and_wait
+from scope_tool.agents import model_result
 from scope_tool.client import AnswerRejectedError, Phase, ToolCalls
 
 
@@ -22,7 +22,7 @@ def note(ledger: Path, text: str = "hello") -> Request:
 async def test_approve_runs_the_typed_function_once(calls: ToolCalls, worker: Any, tmp_path: Path):
     ledger = tmp_path / "ledger"
     call_id = f"approve-{uuid.uuid4()}"
-    status = await start_and_wait(calls, note(ledger), call_id=call_id)
+    _, status = await calls.start_and_wait(note(ledger), call_id=call_id)
     assert status.phase is Phase.AWAITING_INPUT
     prompt = json.loads(status.pending.prompt)  # type: ignore[union-attr]
     assert prompt["kind"] == "scope_tool.approval"
@@ -35,7 +35,7 @@ async def test_approve_runs_the_typed_function_once(calls: ToolCalls, worker: An
     assert model_result(outcome).text == "noted 'hello'"
     assert ledger_lines(ledger) == ["hello"]
     # A retried start attaches to the finished call; the function does not run again.
-    again = await start_and_wait(calls, note(ledger), call_id=call_id)
+    _, again = await calls.start_and_wait(note(ledger), call_id=call_id)
     assert again.phase is Phase.COMPLETED
     assert ledger_lines(ledger) == ["hello"]
 
@@ -45,7 +45,7 @@ async def test_deny_ends_rejected_with_the_reason_model_visible(
 ):
     ledger = tmp_path / "ledger"
     call_id = f"deny-{uuid.uuid4()}"
-    await start_and_wait(calls, note(ledger), call_id=call_id)
+    await calls.start_and_wait(note(ledger), call_id=call_id)
     await calls.get(call_id).answer({"decision": "deny", "reason": "not in prod"})
     outcome = await calls.get(call_id).result()
     assert outcome.phase is Phase.REJECTED
@@ -62,7 +62,7 @@ async def test_an_edit_breaking_the_schema_is_refused_as_an_answer_and_changes_n
 ):
     ledger = tmp_path / "ledger"
     call_id = f"edit-{uuid.uuid4()}"
-    waiting = await start_and_wait(calls, note(ledger), call_id=call_id)
+    _, waiting = await calls.start_and_wait(note(ledger), call_id=call_id)
     handle = calls.get(call_id)
     bad = {"decision": "edit", "arguments": {"ledger": str(ledger), "text": 7}}
     with pytest.raises(AnswerRejectedError) as raised:
@@ -85,10 +85,10 @@ async def test_an_edit_only_the_functions_validator_refuses_asks_again(
     """The runtime checks answers against the schema only; the validator's refusal re-asks."""
     ledger = tmp_path / "ledger"
     call_id = f"revalidate-{uuid.uuid4()}"
-    await start_and_wait(calls, note(ledger), call_id=call_id)
+    await calls.start_and_wait(note(ledger), call_id=call_id)
     handle = calls.get(call_id)
     await handle.answer({"decision": "edit", "arguments": {"ledger": str(ledger), "text": "LOUD"}})
-    again = await start_and_wait(calls, note(ledger), call_id=call_id)
+    _, again = await calls.start_and_wait(note(ledger), call_id=call_id)
     assert again.phase is Phase.AWAITING_INPUT
     assert again.round == 2
     prompt = json.loads(again.pending.prompt)  # type: ignore[union-attr]

@@ -13,7 +13,7 @@ import scope_tool.agents
 PUBLIC_NAMES = """
     AgentsError ModelResult ModelToolCall StrictModeError StrictProblem Turn TurnCall TurnError
     anthropic_tools call_id_for mcp_tools model_result openai_strict_problems openai_tools
-    run_turn start_and_wait wait_for_stop
+    run_turn wait_for_stop
 """.split()  # noqa: SIM905 (a word list reads better than one name per line)
 
 

@@ -32,7 +32,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests
 
 from examples.agent import tools as example_tools
-from scope_tool.agents.pydantic_ai import ScopeToolset, deferred_results, durable_call_id
+from scope_tool.agents import call_id_for
+from scope_tool.agents.pydantic_ai import ScopeToolset, deferred_results
 from scope_tool.client import Phase, ToolCalls
 from scope_tool.workers import build_worker
 
@@ -80,7 +81,7 @@ async def test_a_waiting_call_defers_with_metadata_and_resumes_with_the_real_out
     assert isinstance(requests, DeferredToolRequests)
     assert [part.tool_call_id for part in requests.calls] == ["call_w1"]
     metadata = requests.metadata["call_w1"]
-    call_id = durable_call_id(conversation, "call_w1")
+    call_id = call_id_for(conversation, "call_w1")
     assert metadata["call_id"] == call_id
     assert metadata["request_id"] == f"{call_id}/r1"
     assert metadata["prompt"]["arguments"] == {"path": "a.txt", "content": "hi"}
@@ -102,7 +103,7 @@ async def test_a_denied_call_reaches_the_model_as_a_failure_with_the_reason(
     agent = agent_for(calls, conversation, write_then_summarise("b.txt", "x"))
     first = await agent.run("write x to b.txt")
     assert isinstance(first.output, DeferredToolRequests)
-    call_id = durable_call_id(conversation, "call_w1")
+    call_id = call_id_for(conversation, "call_w1")
     await calls.get(call_id).answer({"decision": "deny", "reason": "no new files today"})
     results = await deferred_results(calls, first.output, wait=True)
     resumed = await agent.run(message_history=first.all_messages(), deferred_tool_results=results)
@@ -116,7 +117,7 @@ async def test_inline_mode_waits_for_the_person_within_one_run(
     conversation = f"chat-{uuid.uuid4()}"
     agent = agent_for(calls, conversation, write_then_summarise("c.txt", "abc"), on_wait="inline")
     running = asyncio.create_task(agent.run("write abc to c.txt"))
-    call_id = durable_call_id(conversation, "call_w1")
+    call_id = call_id_for(conversation, "call_w1")
     for _ in range(200):
         try:
             if (await calls.get(call_id).status()).phase is Phase.AWAITING_INPUT:

@@ -1,7 +1,8 @@
 """Benchmarks for agents: a whole turn against its slowest call, and start-to-first-stop.
 
 Turn: a model turn of five ``sleep`` calls (0.2 s to 1.0 s) through ``run_turn``, against the
-slowest of them (1.0 s) alone through ``start_and_wait``; goal: the turn takes at most 1.2x.
+slowest of them (1.0 s) alone through ``ToolCalls.start_and_wait``; goal: the turn takes at
+most 1.2x.
 
 First stop: how long from "start this call" to "it completed or waits for a person", through
 ``ToolCalls.start_and_wait`` (one update-with-start round trip of the workflow's ``first_stop``
@@ -27,7 +28,7 @@ from bench_report import Figure, GoalKind
 from bench_tools import registry as bench_registry
 
 from scope_tool import Request
-from scope_tool.agents import ModelToolCall, run_turn, start_and_wait, wait_for_stop
+from scope_tool.agents import ModelToolCall, run_turn, wait_for_stop
 from scope_tool.client import CallStatus, Phase, ToolCalls, with_scope_tool_converter
 from scope_tool.workers import build_worker
 
@@ -86,7 +87,7 @@ async def test_a_five_call_turn_takes_about_as_long_as_its_slowest_call(
         request = Request(
             name="sleep", arguments=json.dumps({"seconds": max(SLEEPS), "label": str(index)})
         )
-        status = await start_and_wait(calls, request, call_id=f"bench-single-{token}-{index}")
+        _, status = await calls.start_and_wait(request, call_id=f"bench-single-{token}-{index}")
         assert status.phase is Phase.COMPLETED, status
 
     async with build_worker(client, PLAIN, task_queue=task_queue):

@@ -18,11 +18,11 @@ from scope_tool.inbox import (
     InboxConfigError,
     InboxOptions,
     create_app,
-    mint_token,
+    mint_login_token,
     serve_inbox,
-    verify_token,
 )
 from scope_tool.inbox.__main__ import main as token_main
+from scope_tool.inbox.auth import verify_login_token
 
 SECRET = "a-test-secret-of-enough-bytes"
 
@@ -50,26 +50,26 @@ async def token_inbox(calls: ToolCalls) -> AsyncIterator[httpx.AsyncClient]:
 
 
 def test_a_minted_token_names_its_person() -> None:
-    assert verify_token(mint_token("alice", secret=SECRET), secret=SECRET) == "alice"
+    assert verify_login_token(mint_login_token("alice", secret=SECRET), secret=SECRET) == "alice"
 
 
 def test_a_forged_or_damaged_token_is_refused() -> None:
-    token = mint_token("alice", secret=SECRET)
+    token = mint_login_token("alice", secret=SECRET)
     payload, signature = token.split(".")
-    forged_payload = mint_token("mallory", secret=SECRET).split(".")[0]
+    forged_payload = mint_login_token("mallory", secret=SECRET).split(".")[0]
     with pytest.raises(AuthenticationError, match="signature does not match"):
-        verify_token(f"{forged_payload}.{signature}", secret=SECRET)
+        verify_login_token(f"{forged_payload}.{signature}", secret=SECRET)
     with pytest.raises(AuthenticationError, match="signature does not match"):
-        verify_token(token, secret=SECRET + "-other")
+        verify_login_token(token, secret=SECRET + "-other")
     with pytest.raises(AuthenticationError, match="malformed"):
-        verify_token(payload, secret=SECRET)
+        verify_login_token(payload, secret=SECRET)
 
 
 def test_an_expired_token_is_refused() -> None:
-    token = mint_token("alice", secret=SECRET, valid_for=timedelta(minutes=5), now=1000.0)
-    assert verify_token(token, secret=SECRET, now=1299.0) == "alice"
+    token = mint_login_token("alice", secret=SECRET, valid_for=timedelta(minutes=5), now=1000.0)
+    assert verify_login_token(token, secret=SECRET, now=1299.0) == "alice"
     with pytest.raises(AuthenticationError, match="expired"):
-        verify_token(token, secret=SECRET, now=1300.0)
+        verify_login_token(token, secret=SECRET, now=1300.0)
 
 
 @pytest.mark.parametrize(
@@ -78,9 +78,9 @@ def test_an_expired_token_is_refused() -> None:
 )
 def test_unusable_names_and_short_secrets_are_refused_when_minting(name: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        mint_token(name, secret=SECRET)
+        mint_login_token(name, secret=SECRET)
     with pytest.raises(InboxConfigError, match="at least 16"):
-        mint_token("alice", secret="short")
+        mint_login_token("alice", secret="short")
 
 
 def test_the_token_command_prints_a_token_for_the_configured_secret(
@@ -88,7 +88,7 @@ def test_the_token_command_prints_a_token_for_the_configured_secret(
 ) -> None:
     monkeypatch.setenv("SCOPE_TOOL_INBOX_TOKEN_SECRET", SECRET)
     assert token_main(["token", "bob", "--valid-hours", "1"]) == 0
-    assert verify_token(capsys.readouterr().out.strip(), secret=SECRET) == "bob"
+    assert verify_login_token(capsys.readouterr().out.strip(), secret=SECRET) == "bob"
     monkeypatch.delenv("SCOPE_TOOL_INBOX_TOKEN_SECRET")
     assert token_main(["token", "bob"]) == 2
     assert "no secret" in capsys.readouterr().err
@@ -98,7 +98,7 @@ def test_the_token_command_prints_a_token_for_the_configured_secret(
 
 
 async def test_missing_or_forged_tokens_get_401_everywhere(token_inbox: httpx.AsyncClient) -> None:
-    forged = mint_token("alice", secret="another-secret-of-16-bytes")
+    forged = mint_login_token("alice", secret="another-secret-of-16-bytes")
     for path in ("/", "/calls/x", "/api/pending", "/api/calls/x"):
         assert (await token_inbox.get(path)).status_code == 401
         bad = await token_inbox.get(path, headers={"Authorization": f"Bearer {forged}"})
@@ -112,7 +112,7 @@ async def test_missing_or_forged_tokens_get_401_everywhere(token_inbox: httpx.As
 
 
 async def test_a_valid_bearer_token_identifies_the_person(token_inbox: httpx.AsyncClient) -> None:
-    token = mint_token("alice", secret=SECRET)
+    token = mint_login_token("alice", secret=SECRET)
     listed = await token_inbox.get("/api/pending", headers={"Authorization": f"Bearer {token}"})
     assert listed.status_code == 200
     assert listed.json()["identity"] == "alice"
@@ -121,7 +121,7 @@ async def test_a_valid_bearer_token_identifies_the_person(token_inbox: httpx.Asy
 async def test_a_token_link_becomes_a_strict_cookie_and_leaves_the_address_bar(
     token_inbox: httpx.AsyncClient,
 ) -> None:
-    token = mint_token("alice", secret=SECRET)
+    token = mint_login_token("alice", secret=SECRET)
     opened = await token_inbox.get(f"/?token={token}&keep=1")
     assert opened.status_code == 303
     assert opened.headers["location"] == "/?keep=1"
@@ -143,7 +143,7 @@ async def test_header_mode_trusts_the_proxy_header_and_nothing_else(calls: ToolC
             await client.get("/api/pending", headers={"X-Forwarded-User": " "})
         ).status_code == 401
         # A token means nothing when only the header is configured.
-        token = mint_token("alice", secret=SECRET)
+        token = mint_login_token("alice", secret=SECRET)
         refused = await client.get("/api/pending", headers={"Authorization": f"Bearer {token}"})
         assert refused.status_code == 401
         # Nor does a form field or query parameter claiming an identity.

@@ -22,7 +22,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from inbox.ask_tools import start_waiting, wait_for_phase
 from scope_tool import Request
 from scope_tool.client import Phase, ToolCalls
-from scope_tool.inbox import InboxOptions, mint_token, serve_inbox
+from scope_tool.inbox import InboxOptions, mint_login_token, serve_inbox
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -81,7 +81,7 @@ async def _signed_in(browser: Browser, base: str, name: str) -> Page:
     """A fresh browser context for ``name``, signed in by opening a token link."""
     context = await browser.new_context(viewport={"width": 1100, "height": 800})
     page = await context.new_page()
-    await page.goto(f"{base}/?token={mint_token(name, secret=SECRET)}")
+    await page.goto(f"{base}/?token={mint_login_token(name, secret=SECRET)}")
     await expect(page.get_by_test_id("identity")).to_have_text(name)
     assert "token=" not in page.url  # the token left the address bar
     return page

@@ -14,7 +14,7 @@ client code per run.
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from scope_tool.client._answer_text import encode_answer
+    from scope_tool.client._answer_text import AnswerText, encode_answer
     from scope_tool.client._client import UNSERVED_TIMEOUT_NOW, CallOptions, ToolCalls
     from scope_tool.client._handle import ToolCallHandle
     from scope_tool.client._routing import ToolInfo
@@ -52,6 +52,7 @@ __all__ = [
     "AnswerReceipt",
     "AnswerRecord",
     "AnswerRejectedError",
+    "AnswerText",
     "ApprovalQuestion",
     "CallConflictError",
     "CallNotFoundError",

@@ -13,10 +13,21 @@ from typing import Any, Final
 from scope_tool import MAX_INPUT_BYTES, check_ijson
 from scope_tool.wire.errors import AnswerRejectedError, RefusalDetail, RefusalReason
 
-__all__ = ["MAX_NAME_BYTES", "encode_answer", "is_short_text"]
+__all__ = ["MAX_NAME_BYTES", "AnswerText", "encode_answer", "is_short_text"]
 
 MAX_NAME_BYTES: Final = 4096
 """Longest request id or ``answered_by`` sent (they travel with every answer)."""
+
+
+class AnswerText(bytes):
+    """An answer's JSON text as :func:`encode_answer` checked it.
+
+    :meth:`ToolCallHandle.answer` sends it as it is instead of checking it again, so a front
+    end that refuses bad text before connecting (the CLI) parses the answer once on its side.
+    The workflow decides every answer whatever the client checked.
+    """
+
+    __slots__ = ()
 
 
 def is_short_text(text: str, *, limit: int = MAX_NAME_BYTES) -> bool:
@@ -27,7 +38,7 @@ def is_short_text(text: str, *, limit: int = MAX_NAME_BYTES) -> bool:
         return False
 
 
-def encode_answer(response: Any, *, call_id: str) -> bytes:
+def encode_answer(response: Any, *, call_id: str) -> AnswerText:
     """An answer as the JSON text sent, or the ``invalid_json`` refusal the workflow would give.
 
     ``bytes`` and ``str`` are JSON text and go through :func:`scope_tool.check_ijson`, the same
@@ -40,16 +51,18 @@ def encode_answer(response: Any, *, call_id: str) -> bytes:
         else:
             raw = bytes(response)
         if len(raw) > MAX_INPUT_BYTES:
-            return raw  # refused as too_large, with its size
+            return AnswerText(raw)  # refused as too_large, with its size
         try:
             check_ijson(raw)
         except ValueError as err:
             raise _not_json(raw, err, call_id=call_id) from None
-        return raw
+        return AnswerText(raw)
     try:
-        return json.dumps(
-            response, ensure_ascii=False, allow_nan=False, separators=(",", ":")
-        ).encode("utf-8")
+        return AnswerText(
+            json.dumps(response, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode(
+                "utf-8"
+            )
+        )
     except (TypeError, ValueError) as err:
         raise AnswerRejectedError(
             f"the answer is not JSON-compatible: {err}",

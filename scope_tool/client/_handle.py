@@ -27,7 +27,12 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from scope_tool import MAX_INPUT_BYTES, wire
 from scope_tool._read_only import ReadOnly
-from scope_tool.client._answer_text import MAX_NAME_BYTES, encode_answer, is_short_text
+from scope_tool.client._answer_text import (
+    MAX_NAME_BYTES,
+    AnswerText,
+    encode_answer,
+    is_short_text,
+)
 from scope_tool.client._busy import retry_while_busy, task_failing
 from scope_tool.client._closed import closed_outcome, closed_phase
 from scope_tool.client._keywords import refuse_unknown_keywords
@@ -191,7 +196,8 @@ class ToolCallHandle:
 
         Args:
             response: a JSON-compatible value (``True``, ``{"ok": 1}``), or ``bytes`` / ``str``
-                holding JSON text (so the string answer "yes" is ``'"yes"'``).
+                holding JSON text (so the string answer "yes" is ``'"yes"'``); an
+                :class:`AnswerText` from :func:`encode_answer` is sent without checking again.
             request_id: the question answered; ``None`` means the one pending now.
             answered_by: who answers (checked against the call's ``allowed_answerers``).
             identity_token: a signed token (:mod:`scope_tool.wire.identity`) the workflow verifies;
@@ -203,7 +209,11 @@ class ToolCallHandle:
                 call is unchanged.
             CallNotFoundError: no such call.
         """
-        raw = encode_answer(response, call_id=self._call_id)
+        raw = (
+            response
+            if isinstance(response, AnswerText)
+            else encode_answer(response, call_id=self._call_id)
+        )
         if len(raw) > MAX_INPUT_BYTES:
             # Refused here, not in the workflow: an update rejection echoes its input, and one
             # past Temporal's 2 MB payload limit would fail the call's workflow task instead.

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 
 from scope_tool.client import AnswerRejectedError, CallNotFoundError, ToolCallsError
 from scope_tool.inbox.csrf import foreign_origin
-from scope_tool.inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_bytes, refusal_text
+from scope_tool.inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_text, refusal_text
 from scope_tool.inbox.views import call_json, call_path, pending_fingerprint, pending_json
 
 __all__ = ["InboxApi"]
@@ -108,7 +108,7 @@ class InboxApi:
             return _api_error("request_id must be a string", "bad_request", 400)
         try:
             receipt = await self._reader.answer(
-                call_id, json_bytes(body["response"]), request_id=request_id, identity=identity
+                call_id, json_text(body["response"]), request_id=request_id, identity=identity
             )
         except AnswerRejectedError as error:
             return _api_refusal(error)

@@ -47,7 +47,7 @@ from scope_tool.inbox.form_values import (
     answer_from_form,
 )
 from scope_tool.inbox.forms import FormKind, build_answer_form
-from scope_tool.inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_bytes, refusal_text
+from scope_tool.inbox.reading import REFUSAL_HTTP_STATUS, CallReader, json_text, refusal_text
 from scope_tool.inbox.trail import trail_entries
 from scope_tool.inbox.views import (
     call_fingerprint,
@@ -303,11 +303,10 @@ class InboxPages:
                 answer = answer_from_form(form, values)
         except AnswerFormError as error:
             return await again("some values need fixing; nothing was sent", 422, error.problems)
+        payload: bytes = json_text(answer)  # made here: the handle does not parse it again
         if form.kind is FormKind.JSON or values.get(VIA_KEY) == [VIA_JSON]:
             # Sent as written: the workflow sees the person's exact JSON text.
             payload = (values.get(ANSWER_JSON_KEY) or [""])[0].encode("utf-8")
-        else:
-            payload = json_bytes(answer)
         return await self._send(request, identity, call_id, payload, request_id, again)
 
     async def _send(

@@ -18,6 +18,7 @@ from typing import Final
 from scope_tool.client import (
     AnswerReceipt,
     AnswerRejectedError,
+    AnswerText,
     CallStatus,
     CallSummary,
     Phase,
@@ -28,7 +29,7 @@ from scope_tool.client import (
 from scope_tool.client.history import CallHistory
 from scope_tool.wire.identity import issue_token
 
-__all__ = ["REFUSAL_HTTP_STATUS", "CallReader", "FinishedCall", "json_bytes", "refusal_text"]
+__all__ = ["REFUSAL_HTTP_STATUS", "CallReader", "FinishedCall", "json_text", "refusal_text"]
 
 _STATUS_TIMEOUT_SECONDS = 10.0
 _LIST_STATUS_TIMEOUT_SECONDS = 3.0
@@ -120,16 +121,19 @@ class CallReader:
         return rows
 
     async def answer(
-        self, call_id: str, payload: bytes, *, request_id: str | None, identity: str
+        self, call_id: str, response: bytes, *, request_id: str | None, identity: str
     ) -> AnswerReceipt:
-        """Answer as ``identity`` through the facade, with a fresh identity token if configured."""
+        """Answer as ``identity`` through the facade, with a fresh identity token if configured.
+
+        ``response`` is JSON text: an :class:`AnswerText` the inbox made, or what a person wrote.
+        """
         token = None
         if self._identity_secret is not None:
             token = issue_token(
                 identity, secret=self._identity_secret, issuer="inbox", lifetime=_TOKEN_LIFETIME
             )
         return await self.calls.get(call_id).answer(
-            payload, request_id=request_id, answered_by=identity, identity_token=token
+            response, request_id=request_id, answered_by=identity, identity_token=token
         )
 
     async def status(self, call_id: str) -> CallStatus:
@@ -224,6 +228,7 @@ def refusal_text(error: AnswerRejectedError) -> str:
     return f"the call refused this answer ({error.reason}): {error.message}"
 
 
-def json_bytes(value: object) -> bytes:
-    """Compact JSON text of a value, as the answer's bytes."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+def json_text(value: object) -> AnswerText:
+    """Compact JSON text of a value as the answer's text: made here, so the handle sends it as
+    it is (the workflow still decides it)."""
+    return AnswerText(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))

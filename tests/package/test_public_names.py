@@ -146,6 +146,7 @@ PINNED: dict[str, list[str]] = {
         "AnswerReceipt",
         "AnswerRecord",
         "AnswerRejectedError",
+        "AnswerText",
         "ApprovalQuestion",
         "CallConflictError",
         "CallNotFoundError",

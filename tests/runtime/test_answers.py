@@ -13,7 +13,7 @@ from temporalio.api.enums.v1 import EventType
 
 from runtime.example_tools import ledger_lines
 from scope_tool import MAX_INPUT_BYTES, Request
-from scope_tool.client import AnswerRejectedError, Phase, ToolCalls
+from scope_tool.client import AnswerRejectedError, AnswerText, Phase, ToolCalls, encode_answer
 
 
 def _plan(ledger: Path) -> Request:
@@ -234,5 +234,23 @@ async def test_unserialisable_answer_is_refused_before_sending(
     with pytest.raises(AnswerRejectedError) as caught:
         await handle.answer({"approve": float("nan")})
     assert caught.value.reason == "invalid_json"
+    assert await _accepted_updates(handle) == 0
+    await handle.cancel()
+
+
+async def test_checked_answer_text_is_sent_as_it_is_and_the_workflow_still_decides(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+) -> None:
+    """encode_answer's AnswerText is not checked again by the handle: the workflow decides."""
+    handle = await calls.start(_plan(tmp_path / "ledger"), call_id=f"text-{uuid.uuid4()}")
+    waiting = await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    checked = encode_answer('{"approve": true}', call_id=handle.call_id)
+    assert isinstance(checked, AnswerText)
+    # Text that never went through encode_answer but claims to have: the handle sends it, so
+    # the refusal is the workflow's own, naming the pending question.
+    with pytest.raises(AnswerRejectedError) as caught:
+        await handle.answer(AnswerText(b'{"approve": tru'))
+    assert caught.value.reason == "invalid_json"
+    assert caught.value.detail.pending_request_id == waiting.pending.request_id
     assert await _accepted_updates(handle) == 0
     await handle.cancel()

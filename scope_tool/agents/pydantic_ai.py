@@ -108,14 +108,12 @@ class ScopeToolset(AbstractToolset[Any]):
         principal: Principal | None = None,
         require_verified: bool = False,
     ) -> None:
-        if not isinstance(calls, ToolCalls):
-            raise TypeError(
-                f"calls must be a scope_tool.client.ToolCalls, not {type(calls).__name__}"
-            )
-        if not isinstance(registry, Registry):
-            raise TypeError(
-                f"registry must be a scope_tool.Registry, not {type(registry).__name__}"
-            )
+        for given, expected, what in (
+            (calls, ToolCalls, "calls must be a scope_tool.client.ToolCalls"),
+            (registry, Registry, "registry must be a scope_tool.Registry"),
+        ):
+            if not isinstance(given, expected):
+                raise TypeError(f"{what}, not {type(given).__name__}")
         if on_wait not in ("defer", "inline"):
             raise ValueError(f"on_wait must be 'defer' or 'inline', got {on_wait!r}")
         call_id_for(conversation_id, "probe")  # refuses a blank or oversized id now

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from scope_tool import MAX_INPUT_BYTES, InputRequest
 from scope_tool._ijson import IJSONError
 from scope_tool._schema_check import CheckOutcome
-from scope_tool.wire import STAGE_ANSWER, AnswerInput, CheckAnswerResult
+from scope_tool.wire import STAGE_ANSWER, AnswerInput, CheckAnswerResult, ToolCallInput
 from scope_tool.wire._status import AnswerRecord, PendingInput, Phase
 from scope_tool.wire.errors import RefusalDetail, RefusalReason
 from scope_tool.wire.identity import IdentityError, token_subject, verify_token
@@ -122,7 +122,8 @@ class CallState:
     """What an answer is decided against: the call's committed state at one moment.
 
     Attributes:
-        call_id: The call the answer is for.
+        call: The call's input: its id, who may answer (``allowed_answerers``, empty: anyone)
+            and whether an answer needs an identity token (``require_verified``).
         phase: Its phase.
         pending: The pending question as status shows it (``None``: not waiting).
         pending_request: The same question as the tool made it, whose schema decides.
@@ -130,18 +131,14 @@ class CallState:
             arguments and the question); with it, an answer that would make that round's input
             too large for Temporal is refused as too large for this call.
         answered: The answers accepted so far, by request id.
-        allowed_answerers: Who may answer (empty: anyone).
-        require_verified: Whether an answer needs an identity token.
     """
 
-    call_id: str
+    call: ToolCallInput
     phase: Phase
     pending: PendingInput | None
     pending_request: InputRequest | None
     carried: int | None = None
     answered: Mapping[str, AnswerRecord]
-    allowed_answerers: Sequence[str]
-    require_verified: bool = False
 
 
 Verdict = Accepted | Refused | Unchecked
@@ -176,6 +173,12 @@ class AnswerCheck:
         self._state = state
         self._max_steps = max_steps
         self._max_bytes = max_bytes
+
+    @classmethod
+    def unbounded(cls, state: CallState) -> AnswerCheck:
+        """A check with no step or size budget, for code outside a workflow: it decides at
+        once what the workflow may have decided in the ``check_answer`` activity."""
+        return cls(state, max_steps=None, max_bytes=None)
 
     def validate(
         self, answer: AnswerInput, *, identity_secret: bytes | None, now: float
@@ -232,7 +235,7 @@ class AnswerCheck:
         schema_verdict: tuple[str, CheckAnswerResult] | None,
     ) -> Verdict:
         state, refuse = self._state, self._refuse
-        call_id, phase, request_id = state.call_id, state.phase, answer.request_id
+        call_id, phase, request_id = state.call.call_id, state.phase, answer.request_id
         if request_id is not None and request_id in state.answered:
             previous = state.answered[request_id]
             if _same_text(previous.response, answer):
@@ -296,7 +299,7 @@ class AnswerCheck:
         self, answer: AnswerInput, read_token: Callable[[str], str | IdentityError | None] | None
     ) -> tuple[str | None, bool] | Refused:
         """Who answered and whether that is verified, or why the answer's identity is refused."""
-        call_id, token = self._state.call_id, answer.identity_token
+        call_id, token = self._state.call.call_id, answer.identity_token
         answered_by, verified = answer.answered_by, False
         if token is not None and read_token is None:
             return self._refuse(
@@ -318,13 +321,13 @@ class AnswerCheck:
                     f" {name!r}'s",
                 )
             answered_by, verified = name, True
-        elif self._state.require_verified:
+        elif self._state.call.require_verified:
             return self._refuse(
                 RefusalReason.NOT_VERIFIED,
                 f"call {call_id!r} requires a verified identity: answer with an identity token"
                 " (the inbox adds one; an operator gets one from `scope-tool token issue`)",
             )
-        allowed = self._state.allowed_answerers
+        allowed = self._state.call.allowed_answerers
         if allowed and answered_by not in allowed:
             return self._refuse(
                 RefusalReason.NOT_ALLOWED,
@@ -335,7 +338,7 @@ class AnswerCheck:
 
     def _too_large(self, answer: AnswerInput) -> Refused | None:
         """The size refusals: a text that never arrived, over the I-JSON limit, or the round's."""
-        call_id = self._state.call_id
+        call_id = self._state.call.call_id
         if answer.response_digest is not None:
             return self._refuse(
                 RefusalReason.INVALID_JSON,

@@ -461,14 +461,12 @@ class ToolCallWorkflow:
         question = self._question
         return AnswerCheck(
             CallState(
-                call_id=self._call.call_id,
+                call=self._call,
                 phase=self._phase,
                 pending=self._pending,
                 pending_request=question.request if question is not None else None,
                 carried=question.carried if question is not None else None,
                 answered=self._answers,
-                allowed_answerers=self._call.allowed_answerers,
-                require_verified=self._call.require_verified,
             )
         )
 

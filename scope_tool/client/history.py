@@ -313,24 +313,21 @@ class _Walk:
         elif kind in _ENDINGS:
             self._end(_ENDINGS[kind], at)
 
+    def _state(self) -> CallState:
+        """The call's state as the workflow had it at this point of its history."""
+        assert self.call is not None
+        return CallState(
+            call=self.call,
+            phase=self.phase,
+            pending=self.pending,
+            pending_request=self.pending_request,
+            answered=self.answered,
+        )
+
     def _signal(self, answer: AnswerInput, *, identity: str, at: datetime) -> None:
         assert self.call is not None
-        # Outside workflow code the schema check needs no budget: it decides at once what the
-        # workflow may have decided in the check_answer activity. As the workflow's signal
-        # handler, it refuses tokens (they go by update).
-        verdict = AnswerCheck(
-            CallState(
-                call_id=self.call_id,
-                phase=self.phase,
-                pending=self.pending,
-                pending_request=self.pending_request,
-                answered=self.answered,
-                allowed_answerers=self.call.allowed_answerers,
-                require_verified=self.call.require_verified,
-            ),
-            max_steps=None,
-            max_bytes=None,
-        ).signal(answer)
+        # As the workflow's signal handler, it refuses tokens (they go by update).
+        verdict = AnswerCheck.unbounded(self._state()).signal(answer)
         assert not isinstance(verdict, Unchecked)  # no budget, so never over it
         if isinstance(verdict, Accepted):
             self._take(

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 from scope_tool import MAX_INPUT_BYTES, InputRequest
 from scope_tool.client import Phase, RefusalReason
-from scope_tool.wire import AnswerInput
+from scope_tool.wire import AnswerInput, ToolCallInput
 from scope_tool.wire._staging import KEPT_STAGED, StagedTexts, text_digest
 from scope_tool.wire._status import AnswerRecord, PendingInput
 from scope_tool.workflows._answer_check import Accepted, AnswerCheck, CallState, Refused
@@ -34,12 +34,11 @@ def _by_digest(text: bytes) -> AnswerInput:
 
 def _decide(answer: AnswerInput, answered: dict[str, AnswerRecord] | None = None) -> object:
     state = CallState(
-        call_id=CALL,
+        call=ToolCallInput(call_id=CALL, tool="ask"),
         phase=Phase.AWAITING_INPUT if not answered else Phase.RUNNING,
         pending=None if answered else PENDING,
         pending_request=None if answered else QUESTION,
         answered=answered or {},
-        allowed_answerers=(),
     )
     return AnswerCheck(state).validate(answer, identity_secret=None, now=0.0)
 

@@ -31,7 +31,12 @@ _CURRENT: ContextVar[Principal | None] = ContextVar("scope_tool_principal", defa
 
 def _checked_text(value: object, what: str) -> str:
     return checked_text(
-        value, what, error=InvalidPrincipalError, blank_is_empty=True, max_chars=_MAX_TEXT
+        value,
+        what,
+        error=InvalidPrincipalError,
+        blank_is_empty=True,
+        max_chars=_MAX_TEXT,
+        one_line=True,
     )
 
 

@@ -20,7 +20,7 @@ from temporalio.client import Client
 from temporalio.worker import PollerBehaviorAutoscaling, UnsandboxedWorkflowRunner, Worker
 
 from scope_tool import Registry
-from scope_tool.config._converter import with_scope_tool_converter
+from scope_tool.config._converter import for_workflow_worker, with_scope_tool_converter
 from scope_tool.config.settings import DEFAULT_TASK_QUEUE
 from scope_tool.wire.identity import identity_secret_from_environment, install_identity_secret
 from scope_tool.workers._activities import ToolActivities
@@ -127,7 +127,8 @@ def build_worker(
     ]
     notifier = Notifier(secret=notify_secret, allowed=notify_allowed)
     main = Worker(
-        client,
+        # A signal sealed with other keys is dropped and recorded, not a failed task for good.
+        for_workflow_worker(client),
         task_queue=task_queue,
         workflows=[ToolCallWorkflow, NotifyWorkflow, CatalogWorkflow],
         # Routed rounds are offered here first (eager dispatch to this very worker when it has a

@@ -38,10 +38,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import cast
+from typing import TypeVar, cast
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RawValue, RetryPolicy
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -99,6 +99,7 @@ with workflow.unsafe.imports_passed_through():
         RoundRoute,
         shown_answers,
     )
+    from scope_tool.wire.errors import PayloadDecryptionError, RefusalReason
     from scope_tool.wire.identity import installed_identity_secret
     from scope_tool.wire.web_ui_text import finished_details, running_details, waiting_details
     from scope_tool.workflows._answer_check import (
@@ -113,6 +114,8 @@ with workflow.unsafe.imports_passed_through():
     from scope_tool.workflows._notices import Notices, describe
 
 __all__ = ["ToolCallWorkflow"]
+
+_SignalInput = TypeVar("_SignalInput")
 
 _VALIDATED = CheckAnswerResult(accepted=True)
 """The content verdict of an answer its update validator accepted (see ``_validated``)."""
@@ -604,20 +607,47 @@ class ToolCallWorkflow:
             raise _rejection(verdict)
 
     @workflow.signal(name=ANSWER)
-    async def answer_signal(self, answer: AnswerInput) -> None:
+    async def answer_signal(self, raw: RawValue) -> None:
         """Fire-and-forget answer; a refused one is recorded in status and the call keeps waiting."""
+        answer = self._signal_input(raw, AnswerInput)
+        if answer is None:
+            return
         result = await self._accept(answer, via_signal=True)
         if isinstance(result, Refused):
             self._record_refusal(answer, result)
 
     @workflow.signal(name=STAGE_ANSWER)
-    def stage_answer(self, staged: StagedAnswer) -> None:
+    def stage_answer(self, raw: RawValue) -> None:
         """Keep an answer's text for the update that follows it (see ``scope_tool.wire._staging``)."""
-        self._staged.add(staged.response)
+        staged = self._signal_input(raw, StagedAnswer)
+        if staged is not None:
+            self._staged.add(staged.response)
+
+    def _signal_input(self, raw: RawValue, kind: type[_SignalInput]) -> _SignalInput | None:
+        """A signal's input, or ``None`` (dropped, and recorded when it did not decrypt).
+
+        Signals take their payload raw so that one that does not convert is dropped here, where
+        the call can record it, as the SDK would drop it (#25 item 5): any Temporal client may
+        signal, and a payload sealed with other keys reaches this worker marked undecryptable
+        (``scope_tool.config.codec.MarkUndecryptable``) rather than failing the workflow task.
+        """
+        try:
+            return workflow.payload_converter().from_payload(raw.payload, kind)
+        except PayloadDecryptionError as error:
+            self._append_refusal(
+                RefusedAnswer(
+                    request_id=None,
+                    reason=RefusalReason.UNDECRYPTABLE.value,
+                    message=f"a signal was dropped: {error}"[:MAX_REFUSAL_TEXT],
+                )
+            )
+        except Exception as error:  # what the SDK does with a signal input it cannot convert
+            workflow.logger.warning("dropped a signal whose input does not convert: %s", error)
+        return None
 
     def _record_refusal(self, answer: AnswerInput, refused: Refused) -> None:
         """Keep the newest refusals only, each capped, so status stays small (#17 item 2)."""
-        self._refused.append(
+        self._append_refusal(
             RefusedAnswer(
                 request_id=answer.request_id,
                 reason=refused.reason.value,
@@ -628,6 +658,9 @@ class ToolCallWorkflow:
                 detail=refused.detail,
             )
         )
+
+    def _append_refusal(self, refused: RefusedAnswer) -> None:
+        self._refused.append(refused)
         if len(self._refused) > _KEPT_REFUSALS:
             del self._refused[0]
             self._refused_dropped += 1

@@ -10,6 +10,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from scope_tool._text import escaped_controls
 from scope_tool.cli._commands import add_json_flag, call_command
 from scope_tool.cli._render import prompt_text, render_outcome
 from scope_tool.serving._connection import add_connection_arguments, connect, settings_from_args
@@ -52,7 +53,7 @@ def render_history(trail: CallHistory) -> str:
     """The trail as lines a person reads top to bottom, in the order things happened."""
     lines = [
         f"call {trail.call_id} (tool {trail.tool})",
-        f"  started   {_time(trail.started_at)} by client {trail.started_by or '?'}",
+        f"  started   {_time(trail.started_at)} by client {escaped_controls(trail.started_by or '?')}",
         f"  arguments {_compact(trail.arguments)}",
     ]
     if trail.principal is not None:
@@ -78,8 +79,8 @@ def render_history(trail: CallHistory) -> str:
         moments.append(
             (
                 _time(answer.answered_at),
-                f"answered  {answer.request_id} by {answer.answered_by or 'anonymous'}{verified}"
-                f" via {answer.via} from client {answer.client_identity or '?'}{repeat}:"
+                f"answered  {answer.request_id} by {escaped_controls(answer.answered_by or 'anonymous')}{verified}"
+                f" via {answer.via} from client {escaped_controls(answer.client_identity or '?')}{repeat}:"
                 f" {_compact(answer.response)}",
             )
         )
@@ -88,7 +89,7 @@ def render_history(trail: CallHistory) -> str:
             (
                 _time(refusal.refused_at),
                 f"refused   {refusal.request_id or '(pending)'} from"
-                f" {refusal.answered_by or 'anonymous'} via {refusal.via} ({refusal.reason}):"
+                f" {escaped_controls(refusal.answered_by or 'anonymous')} via {refusal.via} ({refusal.reason}):"
                 f" {refusal.message}",
             )
         )
@@ -102,7 +103,7 @@ def render_history(trail: CallHistory) -> str:
         lines.append(f"  ended     {trail.execution_status} without an outcome (by an operator?)")
     else:
         lines.append(f"  still running (round {trail.rounds})")
-    return "\n".join(lines)
+    return escaped_controls("\n".join(lines), keep_layout=True)
 
 
 def _time(moment: Any) -> str:

@@ -13,6 +13,7 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from scope_tool._text import escaped_controls
 from scope_tool.cli._commands import command
 from scope_tool.serving._errors import EXIT_OK, EXIT_USAGE, CommandError
 
@@ -55,7 +56,8 @@ def principal_text(principal: Principal) -> str:
         extras.append(f"tenant {principal.tenant}")
     if principal.roles:
         extras.append(f"roles {', '.join(principal.roles)}")
-    return principal.user + (f" ({'; '.join(extras)})" if extras else "")
+    # Principal refuses control characters; one recorded before it did is shown escaped.
+    return escaped_controls(principal.user + (f" ({'; '.join(extras)})" if extras else ""))
 
 
 def add_token_parser(commands: Any) -> None:

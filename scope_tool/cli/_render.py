@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from scope_tool._text import escaped_controls
 from scope_tool.client import json_value, read_approval, read_prompt
 
 if TYPE_CHECKING:
@@ -196,7 +197,7 @@ def render_status(status: CallStatus) -> str:
         rows.append(
             (
                 f"answer {number}",
-                f"{text} by {answer_fields['answered_by'] or '-'}"
+                f"{text} by {escaped_controls(answer_fields['answered_by'] or '-')}"
                 + (" (verified)" if answer.verified else ""),
             )
         )
@@ -208,7 +209,8 @@ def render_status(status: CallStatus) -> str:
         if label == _ARGUMENTS_LABEL:  # indented JSON: continuation lines under the first
             value = value.replace("\n", "\n" + " " * (width + 2))
         lines.append(f"{label.ljust(width)}  {value}")
-    return "\n".join(lines)
+    # Whatever a caller or a tool put in (a prompt, a refusal message): never raw ESC or CR.
+    return escaped_controls("\n".join(lines), keep_layout=True)
 
 
 def _decision_rows(status: CallStatus, approval: ApprovalQuestion) -> list[tuple[str, str]]:

@@ -42,7 +42,7 @@ from scope_tool.config.settings import (
     Settings,
 )
 from scope_tool.config.tracing import client_tracing_interceptors
-from scope_tool.config.webhook import check_destination, parse_allowed
+from scope_tool.config.webhook import allowed_from_environment, check_destination, parse_allowed
 from scope_tool.wire._status import CallOutcome, CallStatus, CallSummary, Phase
 from scope_tool.wire.errors import (
     CallConflictError,
@@ -86,7 +86,8 @@ class ToolCalls:
             Later rounds wait without limit: the call already ran and only its contract may
             resume it.
         notify_allowed: URL prefixes a ``notify_url`` must fall under (a sequence, or the
-            comma-separated ``SCOPE_TOOL_NOTIFY_ALLOWED``); empty allows any http(s) URL.
+            comma-separated ``SCOPE_TOOL_NOTIFY_ALLOWED``); empty allows any http(s) URL but
+            link-local and metadata ones; ``None`` reads ``SCOPE_TOOL_NOTIFY_ALLOWED``.
             Workers check their own setting too.
     """
 
@@ -123,7 +124,10 @@ class ToolCalls:
         self._notify_initial_interval = notify_initial_interval
         self._unserved_tool_timeout = unserved_tool_timeout
         self._served = ServedTools(self._client, task_queue, remember=timedelta(minutes=1))
-        self._notify_allowed = parse_allowed(notify_allowed)
+        # One rule for every entry point: unset here means the setting, as the CLI reads it.
+        self._notify_allowed = (
+            allowed_from_environment() if notify_allowed is None else parse_allowed(notify_allowed)
+        )
 
     @classmethod
     async def connect(

@@ -27,6 +27,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from scope_tool import MAX_INPUT_BYTES, wire
 from scope_tool._read_only import ReadOnly
+from scope_tool._text import control_character
 from scope_tool.client._answer_text import (
     MAX_NAME_BYTES,
     AnswerText,
@@ -243,6 +244,13 @@ class ToolCallHandle:
             raise ValueError(
                 f"answered_by must be UTF-8 text of at most {MAX_NAME_BYTES} bytes,"
                 f" got {answered_by[:80]!r}"
+            )
+        if answered_by is not None and (char := control_character(answered_by)) is not None:
+            # A name is shown on one line (status, history, the Web UI): a newline would forge
+            # a line and ESC rewrite one.
+            raise ValueError(
+                f"answered_by must not contain control characters; {answered_by[:80]!r}"
+                f" has {char!r}"
             )
         if identity_token is not None:
             if not isinstance(identity_token, str) or not is_short_text(identity_token):

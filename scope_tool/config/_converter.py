@@ -32,12 +32,19 @@ from temporalio.converter import (
 from scope_tool import Output
 from scope_tool.config.codec import (
     EncryptedPayloadGuard,
+    UndecryptablePayloadGuard,
     compose_codecs,
     contains_encryption,
     encryption_codec_from_environment,
+    marking_undecryptable,
 )
 
-__all__ = ["DATA_CONVERTER", "ScopeToolPayloadConverter", "with_scope_tool_converter"]
+__all__ = [
+    "DATA_CONVERTER",
+    "ScopeToolPayloadConverter",
+    "for_workflow_worker",
+    "with_scope_tool_converter",
+]
 
 
 class _Encoder(AdvancedJSONEncoder):
@@ -82,6 +89,7 @@ class ScopeToolPayloadConverter(CompositePayloadConverter):
                 for each in DefaultPayloadConverter.default_encoding_payload_converters
             ),
             EncryptedPayloadGuard(),  # a sealed payload without keys: a clear error
+            UndecryptablePayloadGuard(),  # one a workflow worker could not open: its error
         )
 
 
@@ -124,4 +132,20 @@ def with_scope_tool_converter(client: Client) -> Client:
         return client
     config = client.config()
     config["data_converter"] = converter
+    return Client(**config)
+
+
+def for_workflow_worker(client: Client) -> Client:
+    """``client`` (already through :func:`with_scope_tool_converter`) for a workflow worker.
+
+    Its encryption codec marks payloads it cannot open instead of raising, so one signal sealed
+    with other keys cannot fail every workflow task of a call (see
+    :class:`~scope_tool.config.codec.MarkUndecryptable`).
+    """
+    converter = client.data_converter
+    codec = marking_undecryptable(converter.payload_codec)
+    if codec is converter.payload_codec:
+        return client
+    config = client.config()
+    config["data_converter"] = dataclasses.replace(converter, payload_codec=codec)
     return Client(**config)

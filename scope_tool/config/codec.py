@@ -33,6 +33,7 @@ from typing import Any, Final
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import EncodingPayloadConverter, PayloadCodec
 
@@ -43,13 +44,17 @@ __all__ = [
     "KEYS_FILE_VARIABLE",
     "KEYS_VARIABLE",
     "KEY_ID_METADATA",
+    "UNDECRYPTABLE_ENCODING",
     "CodecChain",
     "EncryptedPayloadGuard",
     "EncryptionCodec",
     "EncryptionKey",
+    "MarkUndecryptable",
+    "UndecryptablePayloadGuard",
     "compose_codecs",
     "contains_encryption",
     "encryption_codec_from_environment",
+    "marking_undecryptable",
     "parse_encryption_keys",
 ]
 
@@ -57,8 +62,13 @@ KEYS_VARIABLE: Final = "SCOPE_TOOL_ENCRYPTION_KEYS"
 KEYS_FILE_VARIABLE: Final = "SCOPE_TOOL_ENCRYPTION_KEYS_FILE"
 ENCRYPTED_ENCODING: Final = b"binary/encrypted"
 KEY_ID_METADATA: Final = "encryption-key-id"
+UNDECRYPTABLE_ENCODING: Final = b"binary/undecryptable"
+"""The encoding a workflow worker gives a sealed payload it cannot open (see
+:class:`MarkUndecryptable`); it never leaves the worker process."""
+_DECRYPTION_ERROR_METADATA = "decryption-error"
 
 _NONCE_BYTES = 12
+_TAG_BYTES = 16
 _KEY_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _AAD_PREFIX = b"scope-tool/v1:"
 
@@ -146,6 +156,14 @@ class EncryptionCodec(PayloadCodec):
                 key_id=key_id,
             )
         data = payload.data
+        if len(data) < _NONCE_BYTES + _TAG_BYTES:
+            # AESGCM itself would raise ValueError on a short nonce: say what is wrong instead.
+            raise PayloadDecryptionError(
+                f"a payload claims encryption with key {key_id!r} but is {len(data)} bytes,"
+                f" shorter than a nonce and tag ({_NONCE_BYTES + _TAG_BYTES}): it does not"
+                " decrypt, it was altered or never sealed",
+                key_id=key_id,
+            )
         try:
             plain = cipher.decrypt(
                 data[:_NONCE_BYTES], data[_NONCE_BYTES:], _AAD_PREFIX + key_id.encode("utf-8")
@@ -158,8 +176,60 @@ class EncryptionCodec(PayloadCodec):
                 key_id=key_id,
             ) from None
         opened = Payload()
-        opened.ParseFromString(plain)
+        try:
+            opened.ParseFromString(plain)
+        except DecodeError:
+            raise PayloadDecryptionError(
+                f"a payload sealed with key {key_id!r} decrypts to something that is not a"
+                " Temporal payload",
+                key_id=key_id,
+            ) from None
         return opened
+
+
+class MarkUndecryptable(PayloadCodec):
+    """An :class:`EncryptionCodec` for a workflow worker: what it cannot open, it marks.
+
+    A workflow worker decodes every payload of a workflow task at once, so one payload that
+    does not open (a signal sent by any Temporal client holding other keys, or none) would
+    fail the whole task, and every later one, for good: the call could no longer be queried,
+    answered or cancelled. Marked instead (encoding :data:`UNDECRYPTABLE_ENCODING`, the error
+    kept in its metadata), it fails only where it is converted: a signal is dropped and the
+    workflow records why, while workflow input or an activity result still fails its task
+    (retried until a worker with the key comes, as key rotation needs).
+    """
+
+    def __init__(self, codec: EncryptionCodec) -> None:
+        self._codec = codec
+
+    async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        """Seal as the wrapped codec does."""
+        return await self._codec.encode(payloads)
+
+    async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        """Open what opens; mark the rest."""
+        return [self._open_or_mark(each) for each in payloads]
+
+    def _open_or_mark(self, payload: Payload) -> Payload:
+        try:
+            return self._codec.open(payload)
+        except PayloadDecryptionError as error:
+            return Payload(
+                metadata={
+                    "encoding": UNDECRYPTABLE_ENCODING,
+                    KEY_ID_METADATA: error.key_id.encode("utf-8"),
+                    _DECRYPTION_ERROR_METADATA: str(error).encode("utf-8"),
+                }
+            )
+
+
+def marking_undecryptable(codec: PayloadCodec | None) -> PayloadCodec | None:
+    """``codec`` with each :class:`EncryptionCodec` in it wrapped in :class:`MarkUndecryptable`."""
+    if isinstance(codec, EncryptionCodec):
+        return MarkUndecryptable(codec)
+    if isinstance(codec, CodecChain):
+        return CodecChain([marking_undecryptable(each) or each for each in codec.codecs])
+    return codec
 
 
 class CodecChain(PayloadCodec):
@@ -232,6 +302,27 @@ class EncryptedPayloadGuard(EncodingPayloadConverter):
             f"a payload is encrypted (key {key_id!r}) and this process has no encryption keys;"
             f" set {KEYS_VARIABLE} or {KEYS_FILE_VARIABLE} to the keys the workers use",
             key_id=key_id,
+        )
+
+
+class UndecryptablePayloadGuard(EncodingPayloadConverter):
+    """The payload converter's answer to a payload :class:`MarkUndecryptable` marked."""
+
+    @property
+    def encoding(self) -> str:
+        """The encoding of marked payloads."""
+        return UNDECRYPTABLE_ENCODING.decode("ascii")
+
+    def to_payload(self, value: Any) -> Payload | None:
+        """Never encodes."""
+        return None
+
+    def from_payload(self, payload: Payload, type_hint: type | None = None) -> Any:
+        """Always raises the decryption error the codec recorded."""
+        raise PayloadDecryptionError(
+            payload.metadata.get(_DECRYPTION_ERROR_METADATA, b"").decode("utf-8", "replace")
+            or "a payload does not decrypt here",
+            key_id=_key_id_of(payload),
         )
 
 

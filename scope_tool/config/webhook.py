@@ -14,19 +14,32 @@ Destinations: ``SCOPE_TOOL_NOTIFY_ALLOWED`` is a comma-separated list of URL pre
 (``https://hooks.example.com/scope/,http://127.0.0.1:8080/``). A ``notify_url`` must have the
 same scheme, host and port as one of them and a path under its path. ``ToolCalls.start``
 refuses any other URL before starting the call, and the worker refuses to POST to one (a
-client with another setting cannot make it).
+client with another setting cannot make it). Every facade reads the setting the same way, the
+CLI's, ``ToolCalls.connect`` and ``ToolCalls(client)`` alike, unless given a list explicitly.
+
+Paths are compared after resolving dot segments (``/hooks/../admin`` is ``/admin``, ``%2e``
+counts as a dot), so a prefix cannot be climbed out of. Link-local and cloud metadata
+destinations (``169.254.0.0/16``, ``fe80::/10``, ``fd00:ec2::254``, ``100.100.100.200``,
+``metadata.google.internal``, and IPv4 ones written as IPv6 ``::ffff:...``) are refused even
+without an allow-list: a notification from a worker inside a cloud must not reach its
+instance credentials. An allow-list entry naming such a host explicitly allows it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
+import os
+import posixpath
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Final
 from urllib.parse import urlsplit
 
 __all__ = [
+    "ALLOWED_VARIABLE",
     "SIGNATURE_HEADER",
     "TIMESTAMP_HEADER",
     "check_destination",
@@ -37,7 +50,13 @@ __all__ = [
 
 SIGNATURE_HEADER: Final = "Scope-Tool-Signature"
 TIMESTAMP_HEADER: Final = "Scope-Tool-Timestamp"
+ALLOWED_VARIABLE: Final = "SCOPE_TOOL_NOTIFY_ALLOWED"
 _VERSION: Final = "v1="
+_METADATA_HOSTS: Final = frozenset({"metadata.google.internal", "metadata", "instance-data"})
+_METADATA_ADDRESSES: Final = frozenset(
+    ipaddress.ip_address(each) for each in ("100.100.100.200", "fd00:ec2::254")
+)
+_ENCODED_DOT = re.compile("%2e", re.IGNORECASE)
 
 
 def sign(secret: str, body: bytes, *, timestamp: int | None = None) -> dict[str, str]:
@@ -100,24 +119,42 @@ def parse_allowed(text: str | Sequence[str] | None) -> tuple[str, ...]:
     return tuple(allowed)
 
 
-def check_destination(url: str, allowed: Sequence[str]) -> None:
-    """Refuse ``url`` unless ``allowed`` is empty or it falls under one of its prefixes.
+def allowed_from_environment(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The allow-list ``SCOPE_TOOL_NOTIFY_ALLOWED`` sets (empty when unset).
 
     Raises:
-        ValueError: the URL is outside the allow-list (the message names both).
+        ValueError: an entry is malformed.
     """
-    if not allowed:
-        return
+    return parse_allowed((os.environ if environ is None else environ).get(ALLOWED_VARIABLE))
+
+
+def check_destination(url: str, allowed: Sequence[str]) -> None:
+    """Refuse ``url`` unless it falls under a prefix of ``allowed`` (any URL when it is empty).
+
+    Link-local and metadata destinations are refused unless an entry names their host.
+
+    Raises:
+        ValueError: the URL is outside the allow-list (the message names both), or a
+            link-local or metadata destination not explicitly allowed.
+    """
     target = urlsplit(url)
+    path = _resolved(target.path)
     for entry in allowed:
         prefix = urlsplit(entry)
         if (
             target.scheme == prefix.scheme
             and target.hostname == prefix.hostname
             and _port(target.scheme, target.port) == _port(prefix.scheme, prefix.port)
-            and _under(target.path or "/", prefix.path or "/")
+            and _under(path, _resolved(prefix.path))
         ):
             return
+    if not allowed and _is_metadata(target.hostname or ""):
+        raise ValueError(
+            f"notify_url {url!r} is a link-local or cloud metadata address; such destinations"
+            f" are refused unless {ALLOWED_VARIABLE} names the host explicitly"
+        )
+    if not allowed:
+        return
     raise ValueError(
         f"notify_url {url!r} is not allowed: it must start with one of"
         f" {', '.join(allowed)} (setting SCOPE_TOOL_NOTIFY_ALLOWED)"
@@ -134,3 +171,26 @@ def _under(path: str, prefix: str) -> bool:
     if prefix.endswith("/"):
         return path.startswith(prefix)
     return path == prefix or path.startswith(prefix + "/")
+
+
+def _resolved(path: str) -> str:
+    """``path`` with dot segments (``%2e`` too) resolved, as a server would; ``/`` at least."""
+    text = _ENCODED_DOT.sub(".", path or "/")
+    resolved = posixpath.normpath("/" + text.lstrip("/"))
+    resolved = "/" + resolved.lstrip("/")  # normpath keeps a leading "//"
+    if text.endswith("/") and not resolved.endswith("/"):
+        resolved += "/"
+    return resolved
+
+
+def _is_metadata(host: str) -> bool:
+    name = host.strip("[]").rstrip(".").lower()
+    if name in _METADATA_HOSTS:
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_link_local or address in _METADATA_ADDRESSES

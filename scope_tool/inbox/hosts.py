@@ -18,12 +18,19 @@ every cross-origin POST), so scripts with a Bearer token keep working.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from scope_tool.inbox.auth import InboxConfigError
+from scope_tool.serving._hosts import (
+    LOOPBACK_NAMES,
+    answers_to,
+    bound_names,
+    host_name,
+    is_address,
+    normal,
+)
 
 __all__ = [
     "ANY_HOST",
@@ -33,48 +40,12 @@ __all__ = [
     "host_name",
 ]
 
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-"""Names every inbox answers to: this machine's own."""
-
 ANY_HOST = "*"
 """The allowed-host entry that turns the host check off (for a proxy that checks it itself)."""
 
-_WILDCARD_BINDS = frozenset({"", "0.0.0.0", "::"})
 _DEFAULT_PORTS = frozenset({80, 443})
-
-
-def host_name(authority: str) -> str | None:
-    """The host name of a ``Host`` header or URL authority, lowercased, without port or brackets.
-
-    Returns:
-        ``None`` when the text is not a usable authority (empty, a path, a bad port).
-    """
-    text = authority.strip()
-    if not text or any(char in text for char in "/?#@ \\"):
-        return None
-    try:
-        parts = urlsplit("//" + text)
-        parts.port  # noqa: B018 - raises ValueError on a malformed port
-    except ValueError:
-        return None
-    name = (parts.hostname or "").rstrip(".")
-    return _normal(name) if name else None
-
-
-def _normal(name: str) -> str:
-    """One spelling per address (``0:0::1`` is ``::1``); names as they are."""
-    try:
-        return str(ipaddress.ip_address(name))
-    except ValueError:
-        return name
-
-
-def _is_address(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
+_normal = normal
+_is_address = is_address
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,11 +79,8 @@ class AllowedHosts:
         names = set(LOOPBACK_NAMES)
         any_address = any_host = False
         if bind is not None:
-            bound = bind.strip().strip("[]").lower()
-            if bound in _WILDCARD_BINDS:
-                any_address = True
-            else:
-                names.add(_normal(bound.rstrip(".")))
+            bound, any_address = bound_names(bind)
+            names |= bound
         for entry in configured:
             text = entry.strip()
             if text == ANY_HOST:
@@ -132,10 +100,7 @@ class AllowedHosts:
         """Whether a request whose ``Host`` header says ``host_header`` is for this inbox."""
         if self.any_host:
             return True
-        name = host_name(host_header)
-        if name is None:
-            return False
-        return name in self.names or (self.any_address and _is_address(name))
+        return answers_to(host_header, names=self.names, any_address=self.any_address)
 
     def refusal(self, host_header: str) -> str:
         """What to tell a request for a host this inbox does not answer to."""

@@ -11,7 +11,14 @@ from the operator's browser, so it answers CORS preflights for the UI origins it
 Who may decode: with a token (``SCOPE_TOOL_CODEC_TOKEN``), every request must carry
 ``Authorization: Bearer <token>`` (``temporal --codec-endpoint URL --codec-auth 'Bearer ...'``,
 or an authenticating proxy in front of the UI's calls). Without one it only binds a loopback
-address: that is how ``scope-tool dev`` wires it into its local Web UI.
+address: that is how ``scope-tool dev`` wires it into its local Web UI. Loopback is not enough
+on its own, since any web page the operator opens can reach it: a tokenless server answers only
+to its own host names (the DNS-rebinding rule of :mod:`scope_tool.serving._hosts`, as the inbox
+does), and on every server a POST must say ``Content-Type: application/json``, which a browser
+never sends cross-site without a CORS preflight (answered only for ``--ui-origin``).
+
+Bodies are read only with a well-formed ``Content-Length`` up to 16 MiB; anything else (a
+negative, signed or repeated length, chunked encoding, none) is refused before a byte is read.
 
 It is standard-library HTTP on a thread (no web stack in the core install).
 """
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +39,7 @@ from temporalio.api.common.v1 import Payloads
 
 from scope_tool.config.codec import EncryptionCodec, encryption_codec_from_environment
 from scope_tool.serving._errors import EXIT_USAGE, CommandError
+from scope_tool.serving._hosts import answers_to, bound_names
 from scope_tool.wire.errors import EncryptionConfigError, PayloadDecryptionError
 
 __all__ = [
@@ -43,6 +52,7 @@ __all__ = [
 TOKEN_VARIABLE = "SCOPE_TOOL_CODEC_TOKEN"
 _MAX_BODY_BYTES = 16 * 1024 * 1024
 _ALLOWED_HEADERS = "Content-Type, X-Namespace, Authorization"
+_DIGITS = re.compile(r"[0-9]{1,20}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,7 +90,15 @@ def start_codec_server(
             exit_code=EXIT_USAGE,
         )
     origins = frozenset(origin.rstrip("/") for origin in ui_origins)
-    handler = _handler_class(codec, origins=origins, token=token or None)
+    names, any_address = bound_names(host)
+    handler = _handler_class(
+        codec,
+        origins=origins,
+        token=token or None,
+        # With a token, DNS rebinding gains nothing (the page has no token), and the server may
+        # sit behind a proxy under any name; without one, the Host is the only defence.
+        host_check=None if token else (names, any_address),
+    )
     try:
         server = ThreadingHTTPServer((host, port), handler)
     except OSError as error:
@@ -122,7 +140,11 @@ def _is_loopback(host: str) -> bool:
 
 
 def _handler_class(
-    codec: EncryptionCodec, *, origins: frozenset[str], token: str | None
+    codec: EncryptionCodec,
+    *,
+    origins: frozenset[str],
+    token: str | None,
+    host_check: tuple[frozenset[str], bool] | None,
 ) -> type[BaseHTTPRequestHandler]:
     expected = f"Bearer {token}".encode() if token else None
 
@@ -151,7 +173,7 @@ def _handler_class(
         def _error(self, status: int, message: str) -> None:
             self._reply(status, message.encode("utf-8") + b"\n", "text/plain; charset=utf-8")
 
-        def do_OPTIONS(self) -> None:
+        def _preflight(self) -> None:
             origin = self.headers.get("Origin", "").rstrip("/")
             if origin not in origins:
                 self._error(403, f"origin {origin or '(none)'} may not call this codec server")
@@ -164,7 +186,48 @@ def _handler_class(
             self.send_header("Content-Length", "0")
             self.end_headers()
 
+        def _foreign_host(self) -> bool:
+            if host_check is None:
+                return False
+            names, any_address = host_check
+            host = self.headers.get("Host", "")
+            if answers_to(host, names=names, any_address=any_address):
+                return False
+            self._error(
+                403,
+                f"this codec server does not answer to host {host[:100]!r} (it answers to"
+                f" {', '.join(sorted(names))}); a page that reached it under another name is"
+                " refused, since that is how DNS rebinding works",
+            )
+            return True
+
+        def _body_length(self) -> int | None:
+            """The declared body length, or None after refusing a missing or bad one."""
+            if self.headers.get("Transfer-Encoding") is not None:
+                self._error(411, "send the body with a Content-Length, not Transfer-Encoding")
+                return None
+            declared = self.headers.get_all("Content-Length") or []
+            if not declared:
+                self._error(411, "a Content-Length is required")
+                return None
+            if len(declared) > 1 or not _DIGITS.fullmatch(declared[0].strip()):
+                self._error(400, "Content-Length must be one decimal number of bytes")
+                return None
+            length = int(declared[0])
+            if length > _MAX_BODY_BYTES:
+                self._error(413, f"body over {_MAX_BODY_BYTES} bytes")
+                return None
+            return length
+
+        def do_OPTIONS(self) -> None:
+            if self._foreign_host():
+                return
+            self._preflight()
+
         def do_POST(self) -> None:
+            self.close_connection = True  # a refused body is never read, so never reuse
+            if self._foreign_host():
+                return
             operation = self.path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
             if operation not in ("encode", "decode"):
                 self._error(404, "POST .../encode or .../decode")
@@ -174,9 +237,14 @@ def _handler_class(
             ):
                 self._error(401, "missing or wrong bearer token")
                 return
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > _MAX_BODY_BYTES:
-                self._error(413, f"body over {_MAX_BODY_BYTES} bytes")
+            media_type = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+            if media_type != "application/json":
+                # text/plain and form types are "simple": a browser sends them cross-site
+                # without a preflight, so the origin check would never run.
+                self._error(415, "send Payloads JSON with Content-Type: application/json")
+                return
+            length = self._body_length()
+            if length is None:
                 return
             payloads = Payloads()
             try:

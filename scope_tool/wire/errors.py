@@ -63,6 +63,9 @@ class RefusalReason(StrEnum):
     """The answer's identity token is genuine but past its expiry."""
     TOO_LARGE = "too_large"
     """The answer is longer than ``MAX_INPUT_BYTES``."""
+    UNDECRYPTABLE = "undecryptable"
+    """A signal's payload is sealed with keys the worker does not have (or is not a sealed
+    payload at all); it was dropped and recorded, and the call kept waiting."""
 
 
 ANSWER_REJECTION_REASONS: Final = frozenset(reason.value for reason in RefusalReason)

@@ -151,12 +151,17 @@ def issue_token(
 def _claims(token: str) -> tuple[str, str, dict[str, object]]:
     if not isinstance(token, str) or len(token) > _MAX_TOKEN_CHARS or not token.startswith(_PREFIX):
         raise IdentityError("the identity token is not a scope-tool token (st1.…)")
+    if not token.isascii():
+        # Every genuine token is base64url text; anything else is refused here, before
+        # hmac.compare_digest (TypeError on non-ASCII str) or the ASCII signing could raise.
+        raise IdentityError("the identity token is malformed (it has non-ASCII characters)")
     parts = token.split(".")
     if len(parts) != 3:
         raise IdentityError("the identity token is malformed (expected st1.<claims>.<signature>)")
     try:
         claims = json.loads(b64url_decode(parts[1]))
-    except (ValueError, binascii.Error):
+    except (ValueError, binascii.Error, RecursionError):
+        # RecursionError: claims nested deeper than the interpreter's limit (a hostile token).
         raise IdentityError("the identity token's claims are not base64url JSON") from None
     if not isinstance(claims, dict):
         raise IdentityError("the identity token's claims are not a JSON object")

@@ -255,3 +255,27 @@ def test_mtls_files_are_read_and_missing_ones_named(tmp_path: Path) -> None:
         settings_from_args(missing)
     assert refused.value.exit_code == EXIT_USAGE
     assert "nope.pem" in refused.value.message
+
+
+def test_status_text_escapes_control_characters_of_who_answered() -> None:
+    """``--by`` sent by another client with ESC and CR cannot rewrite a line (#25 item 11)."""
+    from scope_tool.client import AnswerRecord
+
+    forged = "bob\x1b[2K\routcome  REJECTED by security\nrequest id     FAKE"
+    status = replace(
+        _waiting(()),
+        answers=(
+            AnswerRecord(
+                request_id="c1/r0",
+                round=0,
+                response=b"true",
+                answered_by=forged,
+                answered_at=datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),
+            ),
+        ),
+    )
+    shown = render_status(status)
+    assert "\x1b" not in shown
+    assert "\r" not in shown
+    assert not any(line.startswith("request id     FAKE") for line in shown.splitlines())
+    assert "bob\\x1b[2K\\routcome" in shown

@@ -169,3 +169,14 @@ async def test_a_call_id_acting_for_one_principal_is_not_attached_for_another(
             await calls.start(_request(tag), call_id=tag, principal=other)
     assert (await first.status()).principal == ALICE
     await first.cancel()
+
+
+async def test_answered_by_with_control_characters_is_refused_before_sending(
+    temporal_client: Any, task_queue: str
+) -> None:
+    """Refused at the boundary, before anything reaches the call (#25 item 11)."""
+    calls = ToolCalls(temporal_client, task_queue=task_queue)
+    handle = calls.get(f"no-such-call-{uuid.uuid4()}")
+    for forged in ("bob\x1b[2K\routcome  REJECTED by security", "bob\nrequest id FAKE"):
+        with pytest.raises(ValueError, match="control characters"):
+            await handle.answer(True, answered_by=forged)

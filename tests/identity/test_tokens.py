@@ -120,3 +120,27 @@ def test_a_worker_with_a_short_secret_refuses_to_start_in_one_line() -> None:
     assert "the identity secret must be at least 16 bytes, got 5" in done.stderr
     assert "Traceback" not in done.stderr
     assert "worker ready" not in done.stderr
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        # A non-ASCII signature (compare_digest refuses str with non-ASCII: TypeError).
+        issue_token("alice", secret=SECRET, issuer="cli", now=NOW)[:-1] + "é",
+        # Non-ASCII claims text (hmac_signature encodes ASCII: UnicodeEncodeError).
+        "st1.é." + "A" * 43,
+        # Claims nested past the interpreter's recursion limit (RecursionError).
+        "st1." + _b64(b"[" * 1400 + b"]" * 1400) + ".sig",
+    ],
+    ids=["non-ascii-signature", "non-ascii-claims", "deep-nesting"],
+)
+def test_hostile_tokens_are_not_verified_refusals(token: str) -> None:
+    """Whatever a token holds, it is refused as ``not_verified``, never a generic error (#25 item 10)."""
+    with pytest.raises(IdentityError) as refused:
+        verify_token(token, secret=SECRET, now=NOW)
+    assert refused.value.reason == "not_verified"
+    assert token_subject(token) is None

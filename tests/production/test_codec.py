@@ -164,3 +164,33 @@ async def test_a_users_codec_runs_first_on_encode_and_last_on_decode() -> None:
     assert compose_codecs(None, encryption) is encryption
     assert compose_codecs(user, None) is user
     assert not contains_encryption(user)
+
+
+async def test_a_ciphertext_shorter_than_a_nonce_is_a_decryption_error() -> None:
+    codec = _codec(new_key_entry("k"))
+    for data in (b"", b"abc", b"x" * 27):
+        short = Payload(
+            metadata={"encoding": b"binary/encrypted", "encryption-key-id": b"k"}, data=data
+        )
+        with pytest.raises(PayloadDecryptionError, match=f"{len(data)} bytes"):
+            await codec.decode([short])
+
+
+async def test_a_ciphertext_of_something_else_is_a_decryption_error() -> None:
+    codec = _codec(new_key_entry("k"))
+    not_a_payload = _seal_bytes(codec, b"\xff\xff\xff")
+    with pytest.raises(PayloadDecryptionError, match="not a Temporal payload"):
+        await codec.decode([not_a_payload])
+
+
+def _seal_bytes(codec: EncryptionCodec, plain: bytes) -> Payload:
+    """A payload sealed like ``seal`` does, around bytes that are not a serialised payload."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    key = codec._keys[0]  # the test builds what only a forger would
+    nonce = b"n" * 12
+    sealed = AESGCM(key.key).encrypt(nonce, plain, b"scope-tool/v1:" + key.key_id.encode())
+    return Payload(
+        metadata={"encoding": b"binary/encrypted", "encryption-key-id": key.key_id.encode()},
+        data=nonce + sealed,
+    )

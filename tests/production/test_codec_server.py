@@ -124,7 +124,102 @@ def test_without_a_token_it_only_binds_loopback(codec: EncryptionCodec) -> None:
     running = start_codec_server(codec, host="127.0.0.1", port=0)
     try:
         sealed = codec.seal(Payload(metadata={"encoding": b"json/plain"}, data=b"2"))
-        status, _, _ = _request(f"{running.url}/decode", body=_payloads_json(sealed))
+        status, _, _ = _request(
+            f"{running.url}/decode",
+            body=_payloads_json(sealed),
+            headers={"Content-Type": "application/json"},
+        )
         assert status == 200
     finally:
         running.stop()
+
+
+@pytest.fixture
+def loopback(codec: EncryptionCodec) -> Iterator[CodecServer]:
+    """A tokenless codec server, as ``scope-tool dev`` starts one for its Web UI."""
+    running = start_codec_server(codec, host="127.0.0.1", port=0, ui_origins=(UI,))
+    yield running
+    running.stop()
+
+
+def test_a_tokenless_server_answers_only_to_its_own_host_names(
+    loopback: CodecServer, codec: EncryptionCodec
+) -> None:
+    """DNS rebinding: a page on evil.example re-pointed at 127.0.0.1 still says its own Host."""
+    sealed = codec.seal(Payload(metadata={"encoding": b"json/plain"}, data=b'"SECRET"'))
+    body = _payloads_json(sealed)
+    json_type = {"Content-Type": "application/json"}
+    for host in ("evil.example", "evil.example:8235", "localhost.evil.example", ""):
+        status, _, answer = _request(
+            f"{loopback.url}/decode", body=body, headers={**json_type, "Host": host}
+        )
+        assert status == 403, (host, answer)
+        assert b"SECRET" not in answer
+    port = loopback.url.rsplit(":", 1)[1]
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", "localhost"):
+        status, _, answer = _request(
+            f"{loopback.url}/decode", body=body, headers={**json_type, "Host": host}
+        )
+        assert status == 200, (host, answer)
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [None, "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded"],
+)
+def test_a_simple_request_without_a_preflight_is_refused(
+    loopback: CodecServer, codec: EncryptionCodec, content_type: str | None
+) -> None:
+    """Only ``application/json`` is decoded: any cross-site POST must then pass a preflight."""
+    sealed = codec.seal(Payload(metadata={"encoding": b"json/plain"}, data=b'"SECRET"'))
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    status, _, answer = _request(
+        f"{loopback.url}/decode", body=_payloads_json(sealed), headers=headers
+    )
+    assert status == 415, answer
+    assert b"SECRET" not in answer
+
+
+def test_a_ciphertext_shorter_than_a_nonce_is_a_422(server: CodecServer) -> None:
+    short = Payload(
+        metadata={"encoding": b"binary/encrypted", "encryption-key-id": b"k1"}, data=b"abc"
+    )
+    status, _, body = _request(f"{server.url}/decode", body=_payloads_json(short), headers=_auth())
+    assert status == 422, body
+    assert b"3 bytes" in body
+
+
+def _raw_post(server: CodecServer, length_header: str, body: bytes) -> bytes:
+    """Send a POST with a hand-written ``Content-Length`` and return the status line."""
+    import socket
+
+    port = server.url.rsplit(":", 1)[1]
+    with socket.create_connection(("127.0.0.1", int(port)), timeout=5) as connection:
+        connection.sendall(
+            b"POST /decode HTTP/1.1\r\nHost: localhost\r\n"
+            + f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n".encode()
+            + length_header.encode()
+            + b"\r\n"
+            + body
+        )
+        # The body is not finished (no close): a server that reads "until close" hangs here.
+        return connection.recv(200).split(b"\r\n", 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("length_header", "status"),
+    [
+        ("Content-Length: -1\r\n", b"400"),
+        ("Content-Length: +5\r\n", b"400"),
+        ("Content-Length: 1_0\r\n", b"400"),
+        ("Content-Length: 5, 5\r\n", b"400"),
+        ("Content-Length: 99999999999999999999\r\n", b"413"),
+        ("Transfer-Encoding: chunked\r\n", b"411"),
+        ("", b"411"),
+    ],
+)
+def test_bad_content_lengths_are_refused_before_reading(
+    server: CodecServer, length_header: str, status: bytes
+) -> None:
+    line = _raw_post(server, length_header, b'{"payloads": [')
+    assert line.split(b" ")[1] == status, line

@@ -128,3 +128,19 @@ async def test_a_guard_shows_its_policy_the_principal_and_can_refuse_per_user():
     assert [a.principal.user if a.principal else None for a in seen] == ["root", "guest", None]
     assert seen[0].principal == Principal(user="root", tenant="acme", roles=("admin",))
     assert seen[0].arguments == b'{"a":1}'
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"user": "alice\nrequest id     FAKE"},
+        {"user": "bob\x1b[2K\routcome  REJECTED by security"},
+        {"user": "alice", "tenant": "acme\r"},
+        {"user": "alice", "roles": ("admin\u202e",)},
+    ],
+    ids=["newline", "escape", "carriage-return", "bidi-override"],
+)
+def test_control_characters_are_refused(fields: dict[str, object]) -> None:
+    """A name shown on one line must not forge or rewrite lines (#25 item 11)."""
+    with pytest.raises(InvalidPrincipalError, match="control character"):
+        Principal(**fields)  # type: ignore[arg-type]

@@ -30,7 +30,9 @@ class ScopeToolServer(Protocol):
 
     options: McpOptions
 
-    def find(self, call_id: str) -> ToolCallHandle: ...
+    async def owned(self, ctx: ServerRequestContext[Any], call_id: str) -> ToolCallHandle: ...
+
+    def answerer(self, ctx: ServerRequestContext[Any]) -> str: ...
 
     async def status_of(self, handle: ToolCallHandle) -> CallStatus: ...
 
@@ -62,11 +64,11 @@ def register_tasks(lowlevel: Server[Any], server: ScopeToolServer) -> None:
     """Serve ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` on ``lowlevel``."""
 
     async def get(ctx: ServerRequestContext[Any], params: TaskIdParams) -> dict[str, Any]:
-        handle = server.find(params.task_id)
+        handle = await server.owned(ctx, params.task_id)
         return await _task(server, handle, detailed=True, ctx=ctx)
 
     async def update(ctx: ServerRequestContext[Any], params: UpdateTaskParams) -> dict[str, Any]:
-        handle = server.find(params.task_id)
+        handle = await server.owned(ctx, params.task_id)
         status = await server.status_of(handle)
         pending = status.pending
         if pending is None:
@@ -81,7 +83,7 @@ def register_tasks(lowlevel: Server[Any], server: ScopeToolServer) -> None:
         )
         if reply is None or question is None:
             return {}
-        outcome = await apply_reply(handle, question, reply, answered_by=server.options.answered_by)
+        outcome = await apply_reply(handle, question, reply, answered_by=server.answerer(ctx))
         if outcome.refusal is not None and outcome.reason != "stale_request":
             raise MCPError(
                 code=types.INVALID_PARAMS,
@@ -91,7 +93,7 @@ def register_tasks(lowlevel: Server[Any], server: ScopeToolServer) -> None:
         return {}
 
     async def cancel(ctx: ServerRequestContext[Any], params: TaskIdParams) -> dict[str, Any]:
-        handle = server.find(params.task_id)
+        handle = await server.owned(ctx, params.task_id)
         await server.status_of(handle)  # a missing task is an error, not a silent ack
         await handle.cancel()
         return {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any, Protocol
+from urllib.parse import quote
 
 import mcp_types as types
 from mcp.server import Server
@@ -21,6 +22,7 @@ from pydantic import Field
 
 from scope_tool.client import CallStatus, Phase, ToolCallHandle
 from scope_tool.mcp._asking import apply_reply, question_for
+from scope_tool.mcp._forms import prompt_message
 from scope_tool.mcp._options import McpOptions
 from scope_tool.mcp._results import outcome_result
 
@@ -151,6 +153,21 @@ async def _task(
                 )
             }
         else:
+            # A client without elicitation cannot show a form: give it the question as text
+            # and where a person answers it.
             task["inputRequests"] = {}
-            task["statusMessage"] += " (answer it with `scope-tool answer` or the inbox)"
+            task["statusMessage"] = _answer_elsewhere(
+                prompt_message(status.pending.prompt, call_id=handle.call_id, tool=status.tool),
+                call_id=handle.call_id,
+                inbox_url=server.options.inbox_url,
+            )
     return task
+
+
+def _answer_elsewhere(question: str, *, call_id: str, inbox_url: str | None) -> str:
+    """The question as text, then the inbox page (when configured) and the CLI command."""
+    lines = [f"call {call_id} waits for a person's answer.", question]
+    if inbox_url:
+        lines.append(f"Answer it on the inbox page: {inbox_url.rstrip('/')}/calls/{quote(call_id)}")
+    lines.append(f"Or: scope-tool answer {call_id} '<JSON answer>'")
+    return "\n\n".join(lines)

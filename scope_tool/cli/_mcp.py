@@ -58,7 +58,10 @@ def start_dev_mcp(
         return f"not started: --mcp-port must be a TCP port, got {port}"
     if not port_is_free(ip, port):
         return f"not started: port {port} is in use (choose another with --mcp-port)"
+    from scope_tool.mcp._access import HttpAccess, check_bind
+
     try:
+        check_bind(ip, HttpAccess())  # dev serves MCP without credentials: loopback only
         registry = load_registry(tools)
         options = McpOptions(
             state_keys=(read_state_key(data_dir / "mcp-state.key"),), inbox_url=inbox_url

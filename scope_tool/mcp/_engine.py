@@ -16,10 +16,12 @@ from datetime import UTC, datetime, timedelta
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.service import RPCError, RPCStatusCode
 
-from scope_tool.client import AnswerRejectedError, ToolCalls
+from scope_tool import Principal, wire
+from scope_tool.client import AnswerRejectedError, ToolCallHandle, ToolCalls
 
-__all__ = ["WorkerCheck", "connect_calls", "derive_call_id", "refusal_reason"]
+__all__ = ["CallOwners", "WorkerCheck", "connect_calls", "derive_call_id", "refusal_reason"]
 
 _RECENT_POLL = timedelta(seconds=120)
 """A poller seen this recently counts as alive (an idle worker re-polls about every minute)."""
@@ -72,17 +74,69 @@ class WorkerCheck:
         return False
 
 
-def derive_call_id(
-    *, tool: str, arguments: bytes, scope: str, request_id: object, client_key: str | None
-) -> str:
-    """The durable call id of one ``tools/call``.
+class CallOwners:
+    """Who started each call (its :class:`~scope_tool.Principal`), read from its history.
 
-    A client that names the call (``_meta["scope-tool/call-id"]``) gets exactly that key, so
-    any retry it makes, on any connection and any server process, attaches to the same call.
-    Otherwise the id digests what the protocol gives: the connection scope (the Streamable
-    HTTP session id, or this server process for stdio and stateless requests), the JSON-RPC
-    request id, the tool and its arguments. A transport-level retry of the same message on the
-    same session therefore attaches; a new request (new id) is a new call.
+    The principal is in the workflow's start input, so it is read from the first history event
+    and needs no worker (a status query would, and its error would then differ for a call that
+    exists). A call's owner never changes, so answers are remembered.
+    """
+
+    def __init__(self, calls: ToolCalls, *, remember: int = 4096) -> None:
+        self._calls = calls
+        self._known: dict[str, Principal | None] = {}
+        self._remember = remember
+
+    async def owner(self, handle: ToolCallHandle) -> Principal | None:
+        """The call's principal; raises ``LookupError`` when there is no such call."""
+        call_id = handle.call_id
+        if call_id in self._known:
+            return self._known[call_id]
+        first = None
+        try:
+            async for event in handle.workflow_handle.fetch_history_events(page_size=1):
+                first = event
+                break
+        except RPCError as error:
+            if error.status == RPCStatusCode.NOT_FOUND:
+                raise LookupError(call_id) from None
+            raise
+        if first is None or not first.HasField("workflow_execution_started_event_attributes"):
+            raise LookupError(call_id)
+        payloads = first.workflow_execution_started_event_attributes.input.payloads
+        [started] = await self._calls.client.data_converter.decode(payloads, [wire.ToolCallInput])
+        owner = started.principal if isinstance(started, wire.ToolCallInput) else None
+        if len(self._known) >= self._remember:
+            self._known.pop(next(iter(self._known)))
+        self._known[call_id] = owner
+        return owner
+
+
+def owner_tag(owner: Principal | None) -> str:
+    """A short, stable tag of a principal, scoping the call ids its clients name."""
+    text = "\x00".join((owner.user, owner.tenant or "")) if owner is not None else ""
+    return hashlib.sha256(b"scope-tool/mcp-owner\x00" + text.encode("utf-8")).hexdigest()[:16]
+
+
+def derive_call_id(
+    *,
+    tool: str,
+    arguments: bytes,
+    scope: str,
+    request_id: object,
+    client_key: str | None,
+    owner: Principal | None = None,
+) -> str:
+    """The durable call id of one ``tools/call``; two principals never share one.
+
+    A client that names the call (``_meta["scope-tool/call-id"]``) gets that key scoped by its
+    principal: ``mcp-<tool>-<key>`` without credentials, ``mcp-<tool>-<key>@<owner tag>``
+    with them (``@`` is outside the key's alphabet, so no key reaches another principal's id).
+    Any retry it makes, on any connection and any server process, attaches to the same call.
+    Otherwise the id digests the principal, the connection scope (the Streamable HTTP session
+    id, or a nonce the server draws for each stateless request), the JSON-RPC request id, the
+    tool and its arguments: a transport-level retry on the same session attaches, a new request
+    is a new call, and two clients that both start at request id 1 get two calls.
 
     Raises:
         ValueError: ``client_key`` is not 1-200 characters of ``[A-Za-z0-9._:-]``.
@@ -93,9 +147,11 @@ def derive_call_id(
                 "_meta['scope-tool/call-id'] must be 1-200 characters of [A-Za-z0-9._:-],"
                 f" got {client_key[:80]!r}"
             )
-        return f"mcp-{tool}-{client_key}"
+        if owner is None:
+            return f"mcp-{tool}-{client_key}"
+        return f"mcp-{tool}-{client_key}@{owner_tag(owner)}"
     digest = hashlib.sha256()
-    for part in (scope, repr(request_id), tool):
+    for part in (owner_tag(owner), scope, repr(request_id), tool):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\x00")
     digest.update(arguments)
     return f"mcp-{tool}-{digest.hexdigest()[:24]}"

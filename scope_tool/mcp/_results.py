@@ -60,9 +60,16 @@ def waiting_result(
         f"{(' ' + note) if note else ''}"
         f" Call the {status_tool} tool with this call_id later to get its result."
     )
+    # Some clients (Pydantic AI's MCPToolset) show the model only ``structuredContent``, so the
+    # instruction travels there too: what the model sees must say what to do next.
     return types.CallToolResult(
         content=[types.TextContent(text=text)],
-        structured_content={"call_id": call_id, "tool": tool, "phase": phase.value},
+        structured_content={
+            "call_id": call_id,
+            "tool": tool,
+            "phase": phase.value,
+            "next_step": text,
+        },
     )
 
 

@@ -3,7 +3,9 @@
 Over stdio, stdout is the protocol channel: everything this process says goes to stderr. The
 key that seals ``requestState`` is read from ``SCOPE_TOOL_MCP_STATE_KEY`` or a key file (made
 once, mode 0600), so a restarted server, or another replica given the same key, accepts the
-state an earlier process sealed.
+state an earlier process sealed. Over HTTP, who may connect is :mod:`._access`'s decision:
+static team tokens (``--auth-tokens`` / ``SCOPE_TOOL_MCP_TOKENS``) or OAuth 2.1 access tokens
+(``--oauth-issuer``), required for any address but loopback; Host and Origin checked always.
 """
 
 from __future__ import annotations
@@ -14,14 +16,27 @@ import secrets
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scope_tool import Registry
 from scope_tool.client import ToolCalls
 from scope_tool.config.settings import add_env_option
+from scope_tool.mcp._access import (
+    HttpAccess,
+    auth_settings,
+    check_bind,
+    is_loopback,
+    resource_url,
+    transport_security,
+)
 from scope_tool.mcp._engine import connect_calls
 from scope_tool.mcp._server import McpOptions, build_server
+from scope_tool.mcp._tokens import JwtVerifier, StaticTokens
 from scope_tool.mcp.errors import McpSettingsError
 from scope_tool.serving._web_serving import AsgiServer, serve_until_signalled
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 __all__ = [
     "STATE_KEY_ENV",
@@ -34,6 +49,7 @@ __all__ = [
 ]
 
 STATE_KEY_ENV = "SCOPE_TOOL_MCP_STATE_KEY"
+TOKENS_ENV = "SCOPE_TOOL_MCP_TOKENS"
 
 _SERVER = AsgiServer(name="scope-tool mcp", lifespan="on", graceful_seconds=2)
 
@@ -63,6 +79,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--answered-by",
         default="mcp-client",
         help="identity recorded for answers given through MCP (%(default)s)",
+    )
+    http = parser.add_argument_group("who may connect over --http (see docs/mcp.md, Trust model)")
+    http.add_argument(
+        "--auth-tokens",
+        metavar="FILE",
+        help=(
+            "static bearer tokens for one team: lines of NAME TOKEN [ROLE,ROLE]"
+            f" (env {TOKENS_ENV} holds the lines themselves)"
+        ),
+    )
+    http.add_argument(
+        "--oauth-issuer",
+        metavar="URL",
+        help="accept OAuth 2.1 access tokens (JWT) of this issuer, checked against its JWKS",
+    )
+    http.add_argument(
+        "--oauth-jwks-url",
+        metavar="URL",
+        help="the issuer's JWKS (default: its jwks_uri, from its metadata)",
+    )
+    http.add_argument(
+        "--resource-url",
+        metavar="URL",
+        help=(
+            "this server's public URL: the audience its OAuth tokens must name"
+            " (default http://HOST:PORT/mcp; required off loopback)"
+        ),
+    )
+    http.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="a Host header to accept besides loopback and the bound address (repeatable)",
+    )
+    http.add_argument(
+        "--reviewer-role",
+        metavar="ROLE",
+        help="principals with this role may follow and answer everyone's calls",
     )
     parser.add_argument(
         "--state-key-file",
@@ -95,6 +150,49 @@ def options_from_args(args: argparse.Namespace) -> McpOptions:
         inbox_url=args.inbox_url or None,
         answered_by=args.answered_by,
         state_keys=(_state_key(args.state_key_file),),
+        reviewer_role=getattr(args, "reviewer_role", None) or None,
+    )
+
+
+def access_from_args(args: argparse.Namespace, *, host: str, port: int) -> HttpAccess:
+    """Who may connect over HTTP, from the flags; raises :class:`McpSettingsError`.
+
+    Refuses a non-loopback address without credentials, both credential kinds at once, and
+    OAuth off loopback without ``--resource-url`` (the audience must be the URL clients use).
+    """
+    tokens_file = getattr(args, "auth_tokens", None)
+    tokens_text = os.environ.get(TOKENS_ENV, "")
+    issuer = getattr(args, "oauth_issuer", None)
+    public_url = getattr(args, "resource_url", None)
+    if public_url is not None and not public_url.startswith(("http://", "https://")):
+        raise McpSettingsError(f"--resource-url must be an http(s) URL, got {public_url!r}")
+    if issuer and (tokens_file or tokens_text):
+        raise McpSettingsError(
+            f"choose one credential: --oauth-issuer or --auth-tokens / {TOKENS_ENV}, not both"
+        )
+    access = HttpAccess(
+        resource_url=public_url, allowed_hosts=tuple(getattr(args, "allowed_host", ()) or ())
+    )
+    if issuer:
+        if public_url is None and not is_loopback(host):
+            raise McpSettingsError(
+                "--oauth-issuer off loopback needs --resource-url: the URL clients reach this"
+                " server by, which its tokens must name as their audience"
+            )
+        verifier: JwtVerifier | StaticTokens = JwtVerifier(
+            issuer=issuer,
+            audience=resource_url(host, port, access),
+            jwks_url=getattr(args, "oauth_jwks_url", None),
+        )
+    elif tokens_file:
+        verifier = StaticTokens.from_file(Path(tokens_file))
+    elif tokens_text.strip():
+        verifier = StaticTokens.parse(tokens_text, source=TOKENS_ENV)
+    else:
+        check_bind(host, access)
+        return access
+    return HttpAccess(
+        verifier=verifier, resource_url=public_url, allowed_hosts=access.allowed_hosts
     )
 
 
@@ -129,6 +227,13 @@ async def run(args: argparse.Namespace) -> int:
         sys.path.insert(0, os.getcwd())
     endpoint = split_host_port(args.http) if args.http else None
     options = options_from_args(args)
+    access = access_from_args(args, host=endpoint[0], port=endpoint[1]) if endpoint else None
+    if endpoint is None and (
+        getattr(args, "auth_tokens", None) or getattr(args, "oauth_issuer", None)
+    ):
+        raise McpSettingsError(
+            "--auth-tokens and --oauth-issuer apply to --http; stdio is the launching process's own"
+        )
     try:
         registry = load_registry(args.tools)
     except ValueError as error:
@@ -143,13 +248,25 @@ async def run(args: argparse.Namespace) -> int:
             await server.run(read_stream, write_stream, server.create_initialization_options())
         return 0
     host, port = endpoint
+    assert access is not None
 
     def listening(bound_host: str, bound_port: int) -> None:
-        _say(f"scope-tool mcp: listening on http://{bound_host}:{bound_port}/mcp (Ctrl-C stops it)")
+        _say(
+            f"scope-tool mcp: listening on http://{bound_host}:{bound_port}/mcp"
+            f" ({access.mode}; Ctrl-C stops it)"
+        )
 
     try:
         stopped = await serve_until_signalled(
-            serve_http(calls, registry, options, host=host, port=port, on_listening=listening)
+            serve_http(
+                calls,
+                registry,
+                options,
+                host=host,
+                port=port,
+                access=access,
+                on_listening=listening,
+            )
         )
     except OSError as error:
         raise McpSettingsError(str(error.strerror or error)) from None
@@ -165,17 +282,59 @@ async def serve_http(
     *,
     host: str,
     port: int,
+    access: HttpAccess | None = None,
     on_listening: Callable[[str, int], None] | None = None,
 ) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` until this coroutine is cancelled.
 
     The caller owns SIGINT / SIGTERM (``scope-tool dev`` runs this beside its other children).
+    ``access`` says who may connect (default: nobody but loopback, without credentials).
 
     Raises:
+        McpSettingsError: ``host`` is not loopback and ``access`` has no credential check.
         OSError: the address cannot be bound (the message names it), before anything serves.
     """
-    app = build_server(calls, registry, options).streamable_http_app(host=host)
+    app = http_app(calls, registry, options, host=host, port=port, access=access or HttpAccess())
     await _SERVER.serve(app, host=host, port=port, on_listening=on_listening)
+
+
+def http_app(
+    calls: ToolCalls,
+    registry: Registry,
+    options: McpOptions,
+    *,
+    host: str,
+    port: int,
+    access: HttpAccess,
+) -> Starlette:
+    """The ASGI app: Host/Origin checked, bearer tokens required when ``access`` has a verifier.
+
+    With OAuth, the SDK serves the RFC 9728 metadata at
+    ``/.well-known/oauth-protected-resource/mcp`` (and this adds the same document at the bare
+    ``/.well-known/oauth-protected-resource``), and a request without a valid token gets 401
+    with ``WWW-Authenticate: Bearer ..., resource_metadata="..."``.
+    """
+    from mcp.server.auth.routes import create_protected_resource_routes
+    from starlette.routing import Route
+
+    check_bind(host, access)
+    settings = auth_settings(host, port, access)
+    extra: list[Route] = []
+    if settings is not None and settings.resource_server_url is not None:
+        for route in create_protected_resource_routes(
+            resource_url=settings.resource_server_url,
+            authorization_servers=[settings.issuer_url],
+        ):
+            extra.append(
+                Route("/.well-known/oauth-protected-resource", route.endpoint, methods=["GET"])
+            )
+    return build_server(calls, registry, options).streamable_http_app(
+        host=host,
+        transport_security=transport_security(host, port, access),
+        auth=settings,
+        token_verifier=access.verifier,
+        custom_starlette_routes=extra,
+    )
 
 
 def read_state_key(path: Path) -> bytes:

@@ -25,10 +25,11 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from scope_tool import Registry, Request
+from scope_tool import Principal, Registry, Request
 from scope_tool.client import CallStatus, Phase, ToolCallHandle, ToolCalls, ToolCallsError
+from scope_tool.mcp._access import bound_principal, may_follow, principal_of
 from scope_tool.mcp._asking import Question, apply_reply, question_for
-from scope_tool.mcp._engine import WorkerCheck, derive_call_id
+from scope_tool.mcp._engine import CallOwners, WorkerCheck, derive_call_id, owner_tag
 from scope_tool.mcp._options import McpOptions
 from scope_tool.mcp._results import outcome_result, waiting_result
 from scope_tool.mcp._tasks import created_task, register_tasks
@@ -62,7 +63,7 @@ class ScopeToolServer:
         self.registry = registry
         self.options = options
         self.workers = WorkerCheck(calls)
-        self._process_scope = uuid.uuid4().hex
+        self.owners = CallOwners(calls)
 
     # --- tools/list ---------------------------------------------------------------------
 
@@ -105,8 +106,9 @@ class ScopeToolServer:
             return await self._repeat(ctx, params)
         if params.name == STATUS_TOOL:
             call_id = str((params.arguments or {}).get("call_id", ""))
-            handle = self.find(call_id)
+            handle = await self.owned(ctx, call_id)
             return await self.follow(ctx, handle, tool=await self._tool_of(handle))
+        requester = self.requester(ctx)
         if self.registry.resolve(params.name) is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r}")
         arguments = json.dumps(params.arguments or {}, ensure_ascii=False).encode("utf-8")
@@ -119,6 +121,7 @@ class ScopeToolServer:
                 scope=self._scope(ctx),
                 request_id=ctx.request_id,
                 client_key=client_key if isinstance(client_key, str) else None,
+                owner=requester,
             )
         except ValueError as error:
             raise MCPError(code=types.INVALID_PARAMS, message=str(error)) from None
@@ -128,7 +131,9 @@ class ScopeToolServer:
             )
         try:
             handle = await self.calls.start(
-                Request(name=params.name, arguments=arguments.decode("utf-8")), call_id=call_id
+                Request(name=params.name, arguments=arguments.decode("utf-8")),
+                call_id=call_id,
+                principal=requester,
             )
         except ValueError as error:
             raise MCPError(code=types.INVALID_PARAMS, message=str(error)) from None
@@ -145,6 +150,33 @@ class ScopeToolServer:
             )
         return self.calls.get(call_id)
 
+    def requester(self, ctx: ServerRequestContext[Any]) -> Principal | None:
+        """Who sent this request (``None`` without credentials)."""
+        try:
+            return principal_of(ctx)
+        except PermissionError as error:
+            raise MCPError(code=types.INVALID_REQUEST, message=str(error)) from None
+
+    def answerer(self, ctx: ServerRequestContext[Any]) -> str:
+        """The identity history records for an answer this request gives."""
+        requester = self.requester(ctx)
+        return requester.user if requester is not None else self.options.answered_by
+
+    async def owned(self, ctx: ServerRequestContext[Any], call_id: str) -> ToolCallHandle:
+        """The call ``call_id`` if this request's principal may see it (see ``may_follow``).
+
+        A call of another principal is refused exactly as a call that does not exist, so the
+        refusal never confirms an id.
+        """
+        handle = self.find(call_id)
+        try:
+            owner = await self.owners.owner(handle)
+        except LookupError:
+            raise _unknown(call_id) from None
+        if not may_follow(self.requester(ctx), owner, reviewer_role=self.options.reviewer_role):
+            raise _unknown(call_id)
+        return handle
+
     async def status_of(self, handle: ToolCallHandle) -> CallStatus:
         """The call's snapshot; a missing call or silent workers become protocol errors.
 
@@ -157,9 +189,7 @@ class ScopeToolServer:
         try:
             return await handle.status(wait_for_worker=_STATUS_WAIT if alive else _NO_WORKER_WAIT)
         except LookupError:
-            raise MCPError(
-                code=types.INVALID_PARAMS, message=f"no call with id {handle.call_id!r}"
-            ) from None
+            raise _unknown(handle.call_id) from None
         except ToolCallsError as error:
             message = (
                 str(error)
@@ -198,7 +228,13 @@ class ScopeToolServer:
                 if question is None:
                     return self._waiting(handle, tool, status.phase)
                 if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                    state = {"call": handle.call_id, "request": question.request_id, "tool": tool}
+                    state = {
+                        "call": handle.call_id,
+                        "request": question.request_id,
+                        "tool": tool,
+                        "form": question.plan is not None,
+                        "owner": owner_tag(self.requester(ctx)),
+                    }
                     return types.InputRequiredResult(
                         input_requests={question.request_id: question.elicitation},
                         request_state=json.dumps(state),
@@ -235,7 +271,7 @@ class ScopeToolServer:
             reply = await ctx.session.elicit_form(
                 params.message, params.requested_schema, related_request_id=ctx.request_id
             )
-        outcome = await apply_reply(handle, question, reply, answered_by=self.options.answered_by)
+        outcome = await apply_reply(handle, question, reply, answered_by=self.answerer(ctx))
         refusal = outcome.refusal if outcome.reason != "stale_request" else None
         settle = question.request_id if question.plan is None else None
         if (
@@ -257,20 +293,39 @@ class ScopeToolServer:
     async def _repeat(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """2026-07-28: the client repeats the call with ``inputResponses`` for our question."""
+        """2026-07-28: the client repeats the call with ``inputResponses`` for our question.
+
+        The SDK's boundary has already checked the seal, the TTL, the method, tool and digest of
+        the arguments, and the principal. The state itself names the call, the question, and
+        the owner it was issued to (checked again here, so it holds without credentials too).
+        A form reply to a question that was already answered is a replay: refused.
+        """
         try:
             state = json.loads(params.request_state or "")
-            call_id, request_id, tool = (
+            call_id, request_id, tool, form, owner = (
                 str(state["call"]),
                 str(state["request"]),
                 str(state["tool"]),
+                bool(state["form"]),
+                str(state["owner"]),
             )
         except (ValueError, KeyError, TypeError):
             raise MCPError(code=types.INVALID_PARAMS, message="malformed requestState") from None
-        handle = self.find(call_id)
+        if owner != owner_tag(self.requester(ctx)):
+            raise _unknown(call_id)
+        handle = await self.owned(ctx, call_id)
         status = await self.status_of(handle)
         replies = params.input_responses or {}
         reply = replies.get(request_id)
+        if form and reply is not None and any(a.request_id == request_id for a in status.answers):
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=(
+                    f"this requestState was already used: question {request_id} of call"
+                    f" {call_id} is answered; call {STATUS_TOOL} with this call_id to follow it"
+                ),
+                data={"reason": "request_state_used", "call_id": call_id},
+            )
         pending = status.pending
         if pending is None or pending.request_id != request_id or reply is None:
             return await self.follow(ctx, handle, tool=tool)
@@ -283,7 +338,7 @@ class ScopeToolServer:
         )
         if question is None or not isinstance(reply, types.ElicitResult):
             return await self.follow(ctx, handle, tool=tool)
-        outcome = await apply_reply(handle, question, reply, answered_by=self.options.answered_by)
+        outcome = await apply_reply(handle, question, reply, answered_by=self.answerer(ctx))
         if outcome.refusal is not None and outcome.reason != "stale_request":
             return await self.follow(ctx, handle, tool=tool, refusal=outcome.refusal)
         if question.plan is None:
@@ -306,9 +361,15 @@ class ScopeToolServer:
         return (await self.status_of(handle)).tool
 
     def _scope(self, ctx: ServerRequestContext[Any]) -> str:
+        """The session a resend shares; a stateless request gets a nonce of its own."""
         headers = getattr(ctx.request, "headers", None)
         session = headers.get("mcp-session-id") if headers is not None else None
-        return f"session:{session}" if session else f"process:{self._process_scope}"
+        return f"session:{session}" if session else f"request:{uuid.uuid4().hex}"
+
+
+def _unknown(call_id: str) -> MCPError:
+    """The one reply for a call that does not exist or is not the requester's to see."""
+    return MCPError(code=types.INVALID_PARAMS, message=f"no call with id {call_id[:200]!r}")
 
 
 def wants_task(ctx: ServerRequestContext[Any]) -> bool:
@@ -337,6 +398,10 @@ def build_server(calls: ToolCalls, registry: Registry, options: McpOptions) -> S
     server.add_request_handler("tools/call", types.CallToolRequestParams, handlers.call_tool)
     register_tasks(server, handlers)
     server.extensions = {TASKS_EXTENSION: {}}
-    security = RequestStateSecurity(keys=list(options.state_keys), ttl=options.state_ttl_seconds)
+    security = RequestStateSecurity(
+        keys=list(options.state_keys),
+        ttl=options.state_ttl_seconds,
+        bind_principal=bound_principal,
+    )
     server.middleware.append(RequestStateBoundary(security, default_audience="scope-tool"))
     return server

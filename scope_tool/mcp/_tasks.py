@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any, Protocol
+from urllib.parse import quote
 
 import mcp_types as types
 from mcp.server import Server
@@ -21,6 +22,7 @@ from pydantic import Field
 
 from scope_tool.client import CallStatus, Phase, ToolCallHandle
 from scope_tool.mcp._asking import apply_reply, question_for
+from scope_tool.mcp._forms import prompt_message
 from scope_tool.mcp._options import McpOptions
 from scope_tool.mcp._results import outcome_result
 
@@ -30,7 +32,9 @@ class ScopeToolServer(Protocol):
 
     options: McpOptions
 
-    def find(self, call_id: str) -> ToolCallHandle: ...
+    async def owned(self, ctx: ServerRequestContext[Any], call_id: str) -> ToolCallHandle: ...
+
+    def answerer(self, ctx: ServerRequestContext[Any]) -> str: ...
 
     async def status_of(self, handle: ToolCallHandle) -> CallStatus: ...
 
@@ -62,11 +66,11 @@ def register_tasks(lowlevel: Server[Any], server: ScopeToolServer) -> None:
     """Serve ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` on ``lowlevel``."""
 
     async def get(ctx: ServerRequestContext[Any], params: TaskIdParams) -> dict[str, Any]:
-        handle = server.find(params.task_id)
+        handle = await server.owned(ctx, params.task_id)
         return await _task(server, handle, detailed=True, ctx=ctx)
 
     async def update(ctx: ServerRequestContext[Any], params: UpdateTaskParams) -> dict[str, Any]:
-        handle = server.find(params.task_id)
+        handle = await server.owned(ctx, params.task_id)
         status = await server.status_of(handle)
         pending = status.pending
         if pending is None:
@@ -81,7 +85,7 @@ def register_tasks(lowlevel: Server[Any], server: ScopeToolServer) -> None:
         )
         if reply is None or question is None:
             return {}
-        outcome = await apply_reply(handle, question, reply, answered_by=server.options.answered_by)
+        outcome = await apply_reply(handle, question, reply, answered_by=server.answerer(ctx))
         if outcome.refusal is not None and outcome.reason != "stale_request":
             raise MCPError(
                 code=types.INVALID_PARAMS,
@@ -91,7 +95,7 @@ def register_tasks(lowlevel: Server[Any], server: ScopeToolServer) -> None:
         return {}
 
     async def cancel(ctx: ServerRequestContext[Any], params: TaskIdParams) -> dict[str, Any]:
-        handle = server.find(params.task_id)
+        handle = await server.owned(ctx, params.task_id)
         await server.status_of(handle)  # a missing task is an error, not a silent ack
         await handle.cancel()
         return {}
@@ -149,6 +153,21 @@ async def _task(
                 )
             }
         else:
+            # A client without elicitation cannot show a form: give it the question as text
+            # and where a person answers it.
             task["inputRequests"] = {}
-            task["statusMessage"] += " (answer it with `scope-tool answer` or the inbox)"
+            task["statusMessage"] = _answer_elsewhere(
+                prompt_message(status.pending.prompt, call_id=handle.call_id, tool=status.tool),
+                call_id=handle.call_id,
+                inbox_url=server.options.inbox_url,
+            )
     return task
+
+
+def _answer_elsewhere(question: str, *, call_id: str, inbox_url: str | None) -> str:
+    """The question as text, then the inbox page (when configured) and the CLI command."""
+    lines = [f"call {call_id} waits for a person's answer.", question]
+    if inbox_url:
+        lines.append(f"Answer it on the inbox page: {inbox_url.rstrip('/')}/calls/{quote(call_id)}")
+    lines.append(f"Or: scope-tool answer {call_id} '<JSON answer>'")
+    return "\n\n".join(lines)

@@ -135,11 +135,20 @@ def mcp_command(address: str, task_queue: str, tmp: Path, *extra: str) -> list[s
     ]
 
 
-def http_server(address: str, task_queue: str, tmp: Path, port: int, name: str = "mcp") -> Process:
+def http_server(
+    address: str,
+    task_queue: str,
+    tmp: Path,
+    port: int,
+    *extra: str,
+    name: str = "mcp",
+    host: str = "127.0.0.1",
+    env: dict[str, str] | None = None,
+) -> Process:
     return Process(
-        command=mcp_command(address, task_queue, tmp, "--http", f"127.0.0.1:{port}"),
+        command=mcp_command(address, task_queue, tmp, "--http", f"{host}:{port}", *extra),
         log=tmp / f"{name}.log",
-        env=environment(),
+        env=environment(**(env or {})),
         ready_text="listening on",
     )
 

@@ -103,6 +103,22 @@ async def test_tasks_update_refuses_a_wrong_answer_and_the_task_keeps_waiting(
     assert done.result["content"][0]["text"] == "picked blue-green"
 
 
+async def test_a_tasks_client_without_elicitation_gets_the_question_as_text_and_the_inbox(
+    temporal_address, task_queue, tmp_path, worker_process
+):
+    inbox = "http://127.0.0.1:8234"
+    async with Client(
+        _params(temporal_address, task_queue, tmp_path, "--inbox-url", inbox),
+        extensions=[TasksExtension()],
+    ) as client:
+        created = await client.session.call_tool("pick", {"service": "api"}, allow_claimed=True)
+        waiting = await wait_task(client.session, created.task_id, until={"input_required"})
+    message = waiting.model_extra["statusMessage"]
+    assert "Which rollout strategy?" in message
+    assert f"{inbox}/calls/{created.task_id}" in message
+    assert f"scope-tool answer {created.task_id}" in message
+
+
 async def test_tasks_cancel_cancels_the_call(
     temporal_address, task_queue, tmp_path, worker_process, calls
 ):
@@ -202,11 +218,13 @@ async def test_without_an_inbox_a_json_text_field_carries_the_answer(
 async def test_no_worker_is_a_clear_error_and_starts_nothing(
     temporal_address, task_queue, tmp_path, calls
 ):
+    # ``list`` spans the namespace, where other tests' ``add`` calls may be.
+    before = {summary.call_id for summary in await calls.list(tool="add")}
     async with Client(_params(temporal_address, task_queue, tmp_path)) as client:
         with pytest.raises(MCPError) as failed:
             await client.call_tool("add", {"a": 1, "b": 2})
     assert f"no worker polls task queue {task_queue!r}" in failed.value.error.message
-    assert await calls.list(tool="add") == []
+    assert {summary.call_id for summary in await calls.list(tool="add")} <= before
 
 
 async def test_a_new_user_approves_the_example_write_file_from_the_client(

@@ -35,6 +35,15 @@ def test_help_names_the_transports():
         (("--wait", "0"), {}, "--wait must be a positive number"),
         (("--inbox-url", "ftp://x"), {}, "--inbox-url must be an http(s) URL"),
         ((), {"SCOPE_TOOL_MCP_STATE_KEY": "short"}, "at least 32 bytes"),
+        (("--http", "0.0.0.0:8236"), {}, "is not a loopback address"),
+        (("--http", "10.1.2.3:8236"), {}, "pass --auth-tokens FILE"),
+        (("--http", "127.0.0.1:8236"), {"SCOPE_TOOL_MCP_TOKENS": "alice short"}, "shorter than"),
+        (
+            ("--http", "0.0.0.0:8236", "--oauth-issuer", "https://id.example"),
+            {},
+            "needs --resource-url",
+        ),
+        (("--auth-tokens", "/nonexistent"), {}, "apply to --http"),
     ],
 )
 def test_bad_settings_are_one_line_and_exit_2(tmp_path, args, env, message):

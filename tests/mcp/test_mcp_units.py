@@ -174,7 +174,12 @@ def test_waiting_result_names_the_call_and_the_status_tool():
     )
     assert "c3" in result.content[0].text
     assert "is still running" in result.content[0].text
-    assert result.structured_content == {"call_id": "c3", "tool": "t", "phase": "RUNNING"}
+    assert result.structured_content == {
+        "call_id": "c3",
+        "tool": "t",
+        "phase": "RUNNING",
+        "next_step": result.content[0].text,  # clients that show only this still see it
+    }
 
 
 def test_call_ids_are_stable_per_request_and_differ_across_requests():
@@ -193,3 +198,46 @@ def test_a_client_key_names_the_call_and_a_bad_one_is_refused():
     )
     with pytest.raises(ValueError, match="scope-tool/call-id"):
         derive_call_id(tool="add", arguments=b"{}", scope="x", request_id=1, client_key="a b")
+
+
+def test_two_principals_never_share_a_call_id():
+    from scope_tool import Principal
+
+    alice, bob = Principal(user="alice"), Principal(user="bob")
+    same = dict(tool="add", arguments=b"{}", scope="session:s1", request_id=1)
+    assert derive_call_id(client_key=None, owner=alice, **same) != derive_call_id(
+        client_key=None, owner=bob, **same
+    )
+    keyed = derive_call_id(client_key="job-1", owner=alice, **same)
+    assert keyed.startswith("mcp-add-job-1@")
+    assert keyed != derive_call_id(client_key="job-1", owner=bob, **same)
+    assert derive_call_id(client_key="job-1", **same) == "mcp-add-job-1"  # no credentials
+
+
+def test_who_may_follow_a_call():
+    from scope_tool import Principal
+    from scope_tool.mcp._access import may_follow
+
+    alice, bob = Principal(user="alice"), Principal(user="bob")
+    reviewer = Principal(user="carol", roles=("reviewer",))
+    assert may_follow(alice, Principal(user="alice", roles=("x",)), reviewer_role=None)
+    assert not may_follow(bob, alice, reviewer_role=None)
+    assert not may_follow(None, alice, reviewer_role=None)
+    assert not may_follow(alice, None, reviewer_role=None)
+    assert may_follow(None, None, reviewer_role=None)
+    assert not may_follow(reviewer, alice, reviewer_role=None)
+    assert may_follow(reviewer, alice, reviewer_role="reviewer")
+
+
+def test_static_token_lines_are_checked_without_showing_the_token():
+    from scope_tool.mcp._tokens import StaticTokens
+    from scope_tool.mcp.errors import McpSettingsError
+
+    secret = "s" * 12
+    with pytest.raises(McpSettingsError, match="shorter than") as short:
+        StaticTokens.parse(f"alice {secret}", source="T")
+    assert secret not in str(short.value)
+    with pytest.raises(McpSettingsError, match="already listed"):
+        StaticTokens.parse(f"alice {'t' * 32}\nbob {'t' * 32}", source="T")
+    with pytest.raises(McpSettingsError, match="lists no token"):
+        StaticTokens.parse("# nobody", source="T")

@@ -238,10 +238,16 @@ def _metadata(status: CallStatus) -> dict[str, Any]:
 
 
 def _value(result: ModelResult) -> Any:
-    return ToolFailed(result.text) if result.is_error else result.text
+    return _failed(result.text) if result.is_error else result.text
 
 
 def _returned(result: ModelResult) -> str:
     if result.is_error:
-        raise ToolFailed(result.text)
+        raise _failed(result.text)
     return result.text
+
+
+def _failed(text: str) -> ToolFailed:
+    """The failure as Pydantic AI shows it: ``{"error": text}``, so a text that already begins
+    with ``error: `` (a reviewer's denial) loses that word rather than say it twice."""
+    return ToolFailed(text.removeprefix("error: "))

@@ -108,6 +108,11 @@ async def test_a_denied_call_reaches_the_model_as_a_failure_with_the_reason(
     results = await deferred_results(calls, first.output, wait=True)
     resumed = await agent.run(message_history=first.all_messages(), deferred_tool_results=results)
     assert "no new files today" in resumed.output
+    # Pydantic AI wraps a failure as {"error": ...} itself: the text inside says "error" no more.
+    assert resumed.output == (
+        'final: {"error":"the call of tool \\"write_file\\" was denied by its reviewer: '
+        'no new files today"}'
+    ), resumed.output
     assert not (example_worker / "b.txt").exists()
 
 

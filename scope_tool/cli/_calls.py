@@ -139,8 +139,8 @@ async def run_call(args: argparse.Namespace) -> int:
             principal=principal,
             require_verified=args.require_verified,
         )
-    except CallConflictError as error:
-        raise CommandError.usage(error) from None
+    except CallConflictError as error:  # a refusal (exit 1): the command line itself is fine
+        raise CommandError(str(error)) from None
     except ValueError as error:
         raise CommandError(
             f"cannot start call {call_id!r}: {error}", exit_code=EXIT_USAGE

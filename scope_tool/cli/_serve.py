@@ -69,6 +69,12 @@ def _check_tools(spec: str) -> None:
             f"--tools: cannot find module {module!r} in the current folder"
             f" ({os.getcwd()}) or on PYTHONPATH"
         )
+    from scope_tool.workers._worker import load_registry
+
+    try:  # the attribute too, so every --tools mistake is one line of ours with one exit code
+        load_registry(spec)
+    except ValueError as error:
+        raise CommandError(f"--tools: {error}") from None
 
 
 async def run_inbox(args: argparse.Namespace) -> int:

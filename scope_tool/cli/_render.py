@@ -79,6 +79,11 @@ def answer_hint(
     return f"{line} --token TOKEN{connection}" if verified else f"{line}{connection}"
 
 
+def example_json(schema: bytes) -> str:
+    """A JSON value ``schema`` accepts in its simple cases (required members, first enum value)."""
+    return json.dumps(_example(json_value(schema)), ensure_ascii=False)
+
+
 def _example(schema: Any) -> Any:
     if not isinstance(schema, dict):
         return True

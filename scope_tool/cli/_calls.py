@@ -119,6 +119,12 @@ async def run_call(args: argparse.Namespace) -> int:
     arguments = _text_argument(args.arguments, "ARGS").strip()
     if arguments:
         _parse_json(arguments, "ARGS")
+    if args.timeout is not None and not args.wait:
+        raise CommandError(
+            "--timeout bounds --wait (how long to follow the call); add --wait, or drop"
+            " --timeout (the call itself runs until it ends: see --answer-timeout)",
+            exit_code=EXIT_USAGE,
+        )
     if args.timeout is not None and args.timeout <= 0:
         raise CommandError(f"--timeout must be positive, got {args.timeout}", exit_code=EXIT_USAGE)
     call_id: str = args.id or f"{args.name}-{uuid.uuid4().hex[:12]}"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from ._cli import DevProcess, assert_user_error, cli, free_port, run_cli
 
 
@@ -100,3 +102,13 @@ def test_reusing_a_call_id_with_other_arguments_is_an_error(dev_session: DevProc
     assert same.code == 0, same
     assert f"attached to the existing call {call_id} (tool add)" in same.stdout
     assert "started call" not in same.stdout
+
+
+def test_timeout_without_wait_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--timeout` bounds `--wait`; alone it would be ignored, so it is refused, before connecting."""
+    from scope_tool.cli.__main__ import run
+
+    assert run(["call", "add", '{"a": 1, "b": 2}', "--timeout", "5"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("scope-tool: error: --timeout"), error
+    assert "--wait" in error, error

@@ -8,7 +8,10 @@ Every option also comes from the environment, read by ``scope_tool.config.settin
 the CLI reads it (``SCOPE_TOOL_ADDRESS``, ``SCOPE_TOOL_NAMESPACE``, ``SCOPE_TOOL_TASK_QUEUE``; for
 a secured cluster ``SCOPE_TOOL_TLS=1``, ``SCOPE_TOOL_TLS_CA``, ``SCOPE_TOOL_TLS_CERT``,
 ``SCOPE_TOOL_TLS_KEY`` (PEM files) and ``SCOPE_TOOL_API_KEY``).
-Errors are one line on stderr and exit code 2; a signal drains the worker and exits 0.
+Errors are one line on stderr starting ``scope-tool: error:`` (``scope-tool worker`` becomes this
+process), with the command's exit codes: 2 for a bad command line or setting (a malformed
+``--tools``), 1 for a refusal or failure (a module or attribute ``--tools`` names that is not
+there, a server it cannot reach); a signal drains the worker and exits 0.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from scope_tool import Registry
 from scope_tool.config.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings, add_env_option
 from scope_tool.wire.identity import identity_secret_from_environment
 from scope_tool.workers._worker import build_worker, load_registry
@@ -56,14 +60,30 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+class _RegistryMissing(Exception):
+    """A ``--tools`` that is well formed but names nothing loadable (exit 1, not 2)."""
+
+
+def _load(specs: Sequence[str]) -> list[Registry]:
+    registries = []
+    for spec in specs:
+        module, separator, attribute = spec.partition(":")
+        # load_registry puts the current folder first: `--tools my_tools:registry` finds ./my_tools.py
+        try:
+            registries.append(load_registry(spec))
+        except ValueError as error:
+            if not separator or not module or not attribute:
+                raise
+            raise _RegistryMissing(str(error)) from error
+    return registries
+
+
 async def _serve(args: argparse.Namespace) -> None:
     settings = Settings.from_env(
         address=args.address, namespace=args.namespace, task_queue=args.task_queue
     )
     identity_secret_from_environment()  # a malformed SCOPE_TOOL_IDENTITY_SECRET fails here, early
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # `--tools my_tools:registry` next to my_tools.py
-    registries = [load_registry(spec) for spec in args.tools]
+    registries = _load(args.tools)
     # Tracing and metrics (scope_tool.workers.telemetry): interceptors, and a Prometheus runtime on --metrics.
     client = await settings.connect(**connect_options(metrics=args.metrics))
     stop = asyncio.Event()
@@ -98,10 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         asyncio.run(_serve(args))
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"scope-tool: error: {exc}", file=sys.stderr)
         return 2
-    except RuntimeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (_RegistryMissing, RuntimeError) as exc:
+        print(f"scope-tool: error: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -274,6 +274,24 @@ def parse_metrics_address(text: str) -> str:
     return text
 
 
+ANSWER_WAIT_BUCKETS: tuple[float, ...] = (
+    1,
+    10,
+    60,
+    300,
+    900,
+    3600,
+    4 * 3600,
+    8 * 3600,
+    86400,
+    3 * 86400,
+    604800,
+    30 * 86400,
+)
+"""Upper bounds (seconds) of ``scope_tool_answer_wait_seconds``: a person answers in seconds to
+days, so the buckets reach a month instead of stopping at Temporal's default of 10 s."""
+
+
 def prometheus_runtime(address: str) -> Runtime:
     """A Temporal runtime serving Prometheus metrics at ``http://ADDRESS/metrics``.
 
@@ -283,7 +301,9 @@ def prometheus_runtime(address: str) -> Runtime:
     return Runtime(
         telemetry=TelemetryConfig(
             metrics=PrometheusConfig(
-                bind_address=parse_metrics_address(address), durations_as_seconds=True
+                bind_address=parse_metrics_address(address),
+                durations_as_seconds=True,
+                histogram_bucket_overrides={"scope_tool_answer_wait_seconds": ANSWER_WAIT_BUCKETS},
             )
         )
     )

@@ -56,7 +56,7 @@ except ImportError as missing:
 
 from examples.agent.tools import registry
 from scope_tool.agents.pydantic_ai import ScopeToolset, deferred_results
-from scope_tool.client import ToolCalls
+from scope_tool.client import CallStatus, ToolCalls
 
 _REQUESTS = TypeAdapter(DeferredToolRequests)
 _WRITE = re.compile(r"write (?P<content>.+?) (?:to|into) (?P<path>\S+)\s*$", re.IGNORECASE)
@@ -91,7 +91,11 @@ def model(name: str) -> Model | str:
 
 def build_agent(calls: ToolCalls, conversation_id: str, *, model_name: str, inline: bool) -> Agent:
     toolset = ScopeToolset(
-        calls, registry, conversation_id=conversation_id, on_wait="inline" if inline else "defer"
+        calls,
+        registry,
+        conversation_id=conversation_id,
+        on_wait="inline" if inline else "defer",
+        on_waiting=report_waiting_inline,  # --inline: say what the run waits for, and how to answer
     )
     output: Any = [str, DeferredToolRequests]
     return Agent(
@@ -111,6 +115,15 @@ def save(
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(state, indent=1), encoding="utf-8")
     temporary.replace(path)  # a crash never leaves half a state file
+
+
+def report_waiting_inline(status: CallStatus) -> None:
+    """``--inline``: the run waits in this process; say for what, and how to answer it."""
+    print(f"waiting for approval: {status.tool} (call id: {status.call_id})", flush=True)
+    print(
+        f'  approve: scope-tool answer {status.call_id} \'{{"decision": "approve"}}\'', flush=True
+    )
+    print("  (or answer it in the inbox); this run goes on once it is answered", flush=True)
 
 
 def report_waiting(requests: DeferredToolRequests) -> None:

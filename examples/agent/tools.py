@@ -4,8 +4,10 @@
 for a person to approve, deny or edit it is the ``require_approval(...)`` around its ``Func``
 in ``registry`` below; the function itself does not change.
 
-Files live under ``SCOPE_TOOL_FILES_DIR`` (default ``.scope-tool/agent-files``), read at call
-time. ``write_file`` never overwrites: it creates a new file or fails, so a second run of the
+Files live under ``SCOPE_TOOL_FILES_DIR``, read at call time. ``scope-tool dev`` sets it to the
+``files`` folder of its data folder, so under ``scope-tool dev --tools examples.agent.tools:registry``
+``notes.txt`` is written to ``.scope-tool/files/notes.txt``; a worker started without the variable
+uses ``.scope-tool/agent-files``. ``write_file`` never overwrites: it creates a new file or fails, so a second run of the
 same call could never go unnoticed.
 """
 

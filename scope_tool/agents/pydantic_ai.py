@@ -30,6 +30,7 @@ message history::
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
@@ -72,6 +73,7 @@ class _Options:
     allowed_answerers: tuple[str, ...]
     principal: Principal | None
     require_verified: bool
+    on_waiting: Callable[[CallStatus], object] | None = None
 
 
 class ScopeToolset(AbstractToolset[Any]):
@@ -92,6 +94,9 @@ class ScopeToolset(AbstractToolset[Any]):
             :meth:`scope_tool.client.ToolCalls.start` (``None``: the ``acting_for`` block around the
             agent run, if any).
         require_verified: As :meth:`scope_tool.client.ToolCalls.start`.
+        on_waiting: With ``on_wait="inline"``, called with the call's status (its ``call_id``
+            and pending question) when a call stops to wait for a person, before the run waits:
+            say there what it waits for and how to answer, or the run just goes quiet.
         id: The toolset's id among an agent's toolsets.
     """
 
@@ -107,6 +112,7 @@ class ScopeToolset(AbstractToolset[Any]):
         id: str | None = "scope-tool",
         principal: Principal | None = None,
         require_verified: bool = False,
+        on_waiting: Callable[[CallStatus], object] | None = None,
     ) -> None:
         for given, expected, what in (
             (calls, ToolCalls, "calls must be a scope_tool.client.ToolCalls"),
@@ -126,6 +132,7 @@ class ScopeToolset(AbstractToolset[Any]):
             allowed_answerers=tuple(allowed_answerers),
             principal=principal,
             require_verified=require_verified,
+            on_waiting=on_waiting,
         )
         self._id = id
 
@@ -182,6 +189,8 @@ class ScopeToolset(AbstractToolset[Any]):
         if status.phase is Phase.AWAITING_INPUT:
             if self._options.on_wait == "defer":
                 raise CallDeferred(metadata=_metadata(status))
+            if self._options.on_waiting is not None:
+                self._options.on_waiting(status)
             outcome = await self._calls.get(call_id).result()
             return _returned(model_result(outcome, call_id=call_id))
         return _returned(model_result(status))
@@ -236,10 +245,16 @@ def _metadata(status: CallStatus) -> dict[str, Any]:
 
 
 def _value(result: ModelResult) -> Any:
-    return ToolFailed(result.text) if result.is_error else result.text
+    return _failed(result.text) if result.is_error else result.text
 
 
 def _returned(result: ModelResult) -> str:
     if result.is_error:
-        raise ToolFailed(result.text)
+        raise _failed(result.text)
     return result.text
+
+
+def _failed(text: str) -> ToolFailed:
+    """The failure as Pydantic AI shows it: ``{"error": text}``, so a text that already begins
+    with ``error: `` (a reviewer's denial) loses that word rather than say it twice."""
+    return ToolFailed(text.removeprefix("error: "))

@@ -30,7 +30,7 @@ from scope_tool.cli._render import (
     status_to_json,
 )
 from scope_tool.cli._tools import require_served
-from scope_tool.serving._connection import connect, settings_from_args
+from scope_tool.serving._connection import connect, connection_flags, settings_from_args
 from scope_tool.serving._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
 
 if TYPE_CHECKING:
@@ -119,6 +119,12 @@ async def run_call(args: argparse.Namespace) -> int:
     arguments = _text_argument(args.arguments, "ARGS").strip()
     if arguments:
         _parse_json(arguments, "ARGS")
+    if args.timeout is not None and not args.wait:
+        raise CommandError(
+            "--timeout bounds --wait (how long to follow the call); add --wait, or drop"
+            " --timeout (the call itself runs until it ends: see --answer-timeout)",
+            exit_code=EXIT_USAGE,
+        )
     if args.timeout is not None and args.timeout <= 0:
         raise CommandError(f"--timeout must be positive, got {args.timeout}", exit_code=EXIT_USAGE)
     call_id: str = args.id or f"{args.name}-{uuid.uuid4().hex[:12]}"
@@ -139,8 +145,8 @@ async def run_call(args: argparse.Namespace) -> int:
             principal=principal,
             require_verified=args.require_verified,
         )
-    except CallConflictError as error:
-        raise CommandError.usage(error) from None
+    except CallConflictError as error:  # a refusal (exit 1): the command line itself is fine
+        raise CommandError(str(error)) from None
     except ValueError as error:
         raise CommandError(
             f"cannot start call {call_id!r}: {error}", exit_code=EXIT_USAGE
@@ -156,10 +162,14 @@ async def run_call(args: argparse.Namespace) -> int:
     if not args.wait:
         _print(f"follow it with: scope-tool status {call_id}   (or: scope-tool result {call_id})")
         return EXIT_OK
-    return await _follow(handle, call_id, give_up_after=args.timeout)
+    return await _follow(
+        handle, call_id, give_up_after=args.timeout, connection=connection_flags(args)
+    )
 
 
-async def _follow(handle: ToolCallHandle, call_id: str, *, give_up_after: float | None) -> int:
+async def _follow(
+    handle: ToolCallHandle, call_id: str, *, give_up_after: float | None, connection: str = ""
+) -> int:
     """Print every phase change and pending question until the call ends or time runs out."""
     deadline = None if give_up_after is None else time.monotonic() + give_up_after
     last_seen: tuple[str, str] | None = None
@@ -173,7 +183,7 @@ async def _follow(handle: ToolCallHandle, call_id: str, *, give_up_after: float 
             if status.pending is not None:
                 _print(
                     f"[{status.phase}] waiting for input: {prompt_text(status.pending.prompt, status.pending.response_schema)}"
-                    f" — answer with: {answer_hint(call_id, status.pending.response_schema, verified=status.require_verified)}"
+                    f" — answer with: {answer_hint(call_id, status.pending.response_schema, verified=status.require_verified, connection=connection)}"
                 )
             else:
                 _print(f"[{status.phase}] round {status.round}")
@@ -196,7 +206,7 @@ async def run_status(args: argparse.Namespace) -> int:
     if args.json:
         _print(json.dumps(status_to_json(status), indent=2, ensure_ascii=False))
     else:
-        _print(render_status(status))
+        _print(render_status(status, connection=connection_flags(args)))
     return EXIT_OK
 
 
@@ -295,8 +305,10 @@ async def run_pending(args: argparse.Namespace) -> int:
         for summary, problem in unreadable
     ]
     _print(render_table(("CALL ID", "TOOL", "ASKED AT", "PROMPT"), rows))
+    flags = connection_flags(args)
     _print(
-        "answer with: scope-tool answer CALL_ID JSON   (see the schema: scope-tool status CALL_ID)"
+        f"answer with: scope-tool answer CALL_ID JSON{flags}"
+        f"   (see the schema: scope-tool status CALL_ID{flags})"
     )
     return EXIT_OK
 
@@ -364,7 +376,7 @@ async def run_answer(args: argparse.Namespace) -> int:
     except AnswerRejectedError as refusal:
         details = ""
         if refusal.reason is RefusalReason.SCHEMA:
-            details = await _schema_details(handle)
+            details = await _schema_details(handle, connection=connection_flags(args))
         raise CommandError(refusal_line(refusal), details=details) from None
     except CallNotFoundError:
         raise CommandError(f"no call with id {args.call_id!r}") from None
@@ -375,13 +387,13 @@ async def run_answer(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _schema_details(handle: ToolCallHandle) -> str:
+async def _schema_details(handle: ToolCallHandle, *, connection: str) -> str:
     """How a right answer looks, shown under a schema refusal (best effort)."""
     try:
         status = await handle.status()
     except Exception:
         return ""
-    return schema_refusal_details(status)
+    return schema_refusal_details(status, connection=connection)
 
 
 def _default_identity() -> str | None:
@@ -399,7 +411,10 @@ async def run_result(args: argparse.Namespace) -> int:
     if not _is_terminal(status) or status.outcome is None:
         if not args.wait:
             hint = (
-                f"; answer it: {answer_hint(args.call_id, status.pending.response_schema)}"
+                "; answer it: "
+                + answer_hint(
+                    args.call_id, status.pending.response_schema, connection=connection_flags(args)
+                )
                 if status.pending
                 else ""
             )

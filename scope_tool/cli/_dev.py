@@ -37,7 +37,7 @@ from scope_tool.serving._dev_server import (
 from scope_tool.serving._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
 from scope_tool.serving.codec_server import dev_codec_server
 
-__all__ = ["EXAMPLE_TOOLS", "READY_LINE", "run_dev", "waiting_calls_url"]
+__all__ = ["EXAMPLE_TOOLS", "READY_LINE", "dev_ports", "run_dev", "waiting_calls_url"]
 
 EXAMPLE_TOOLS = "examples.tools:registry"
 """The registry ``dev`` serves unless ``--tools`` names another."""
@@ -57,6 +57,41 @@ def waiting_calls_url(ui_base: str, namespace: str = "default") -> str:
     """The Web UI's workflow list filtered to calls waiting for a person."""
     query = urllib.parse.quote('ScopeToolPhase="AWAITING_INPUT"', safe="")
     return f"{ui_base}/namespaces/{namespace}/workflows?query={query}"
+
+
+_UI_OFFSET = 1000
+"""Temporal's own layout: frontend 7233, Web UI 8233."""
+
+
+def dev_ports(args: argparse.Namespace) -> tuple[int, int, int, int]:
+    """Temporal, Web UI, inbox and codec server ports: each not given follows the one before.
+
+    The Web UI is ``--port`` + 1000, the inbox the Web UI's + 1 and the codec server its + 2, so
+    ``--port 7244`` moves them all (8244, 8245, 8246) and ``--ui-port 8244`` the last two.
+    """
+    ui_port = args.ui_port if args.ui_port is not None else args.port + _UI_OFFSET
+    inbox_port = args.inbox_port if args.inbox_port is not None else ui_port + 1
+    codec_port = args.codec_port if args.codec_port is not None else ui_port + 2
+    return args.port, ui_port, inbox_port, codec_port
+
+
+def _check_ports(args: argparse.Namespace, *, ip: str) -> None:
+    """Refuse a port that is not one, or that something listens on, before anything starts."""
+    wanted = [("--port", args.port), ("--ui-port", args.ui_port)]
+    if not args.no_inbox:
+        wanted.append(("--inbox-port (or --no-inbox)", args.inbox_port))
+    if getattr(args, "mcp_port", None):
+        wanted.append(("--mcp-port", args.mcp_port))
+    for flag, port in wanted:
+        if not 0 < port < 65536:
+            raise CommandError(f"{flag} must be a TCP port, got {port}", exit_code=EXIT_USAGE)
+    for flag, port in wanted:
+        if not port_is_free(ip, port):
+            raise CommandError(
+                f"port {port} on {ip} is already in use (another `scope-tool dev`?); "
+                f"choose another with {flag}, or move every port with --port",
+                exit_code=EXIT_FAILED,
+            )
 
 
 def _print(text: str = "") -> None:
@@ -214,9 +249,7 @@ class _Children:
 
 async def run_dev(args: argparse.Namespace) -> int:
     """Run everything until Ctrl-C / SIGTERM / SIGHUP; return 0 after a clean stop."""
-    for flag, port in (("--port", args.port), ("--ui-port", args.ui_port)):
-        if not 0 < port < 65536:
-            raise CommandError(f"{flag} must be a TCP port, got {port}", exit_code=EXIT_USAGE)
+    _, args.ui_port, args.inbox_port, args.codec_port = dev_ports(args)
     # The task queue: --task-queue, else SCOPE_TOOL_TASK_QUEUE, else the default.
     args.task_queue = settings_from_args(args).task_queue
     settings = _settings(args)
@@ -229,6 +262,7 @@ async def run_dev(args: argparse.Namespace) -> int:
     children = _Children(settings=settings, args=args)
     codec_server = None
     try:
+        _check_ports(args, ip=settings.ip)  # after the lock: "already running" says more
         codec_server = dev_codec_server(ip=settings.ip, port=args.codec_port, ui_port=args.ui_port)
         if codec_server is not None:  # encryption on: the Web UI decrypts through it
             settings = dataclasses.replace(settings, ui_codec_endpoint=codec_server.url)
@@ -311,6 +345,40 @@ def _may_restart(children: _Children) -> bool:
     return len(recent) < _MAX_WORKER_RESTARTS
 
 
+def _first_call(tools: Sequence[str] | None, connection: str) -> list[str]:
+    """What to try from a second terminal: a call of a tool this dev's registry has.
+
+    The example registry's ``write_file`` asks a yes/no question, answered ``true``. Another
+    registry's first tool is called with ``--wait``, which prints the exact command that answers
+    whatever it asks (an approval gate's decision included), from the question's own schema.
+    """
+    if not tools or tools[0] == EXAMPLE_TOOLS:
+        return [
+            "From a second terminal, make a first call and approve it:",
+            f'  scope-tool call write_file \'{{"path": "hello.txt", "content": "hi"}}\''
+            f" --id first-call --wait{connection}",
+            f"  scope-tool pending{connection}",
+            f"  scope-tool answer first-call true{connection}",
+        ]
+    from scope_tool.cli._render import example_json
+    from scope_tool.workers import load_registry
+
+    try:
+        definitions = load_registry(tools[0]).definitions()
+    except Exception:  # the worker reported ready with it; a banner is no place to fail
+        definitions = []
+    if not definitions:
+        return [f"From a second terminal, list the tools served: scope-tool tools{connection}"]
+    first = definitions[0]
+    return [
+        "From a second terminal, make a first call (--wait prints the command that answers"
+        " any question it asks):",
+        f"  scope-tool call {first.name} '{example_json(first.input_schema)}'"
+        f" --id first-call --wait{connection}",
+        f"  scope-tool tools{connection}   (every tool served, with its input schema: --json)",
+    ]
+
+
 def _announce(
     settings: DevServerSettings,
     args: argparse.Namespace,
@@ -340,12 +408,7 @@ def _announce(
         _print(f"Worker metrics       http://{args.metrics}/metrics")
     _print(f"Logs                 {settings.log_file}, {settings.data_dir / 'worker.log'}")
     _print()
-    _print("From a second terminal, make a first call and approve it:")
-    _print(
-        f'  scope-tool call write_file \'{{"path": "hello.txt", "content": "hi"}}\''
-        f" --id first-call --wait{connection}"
-    )
-    _print(f"  scope-tool pending{connection}")
-    _print(f"  scope-tool answer first-call true{connection}")
+    for line in _first_call(args.tools, connection):
+        _print(line)
     _print()
     _print(f"{READY_LINE} (pid {os.getpid()}); Ctrl-C stops everything.")

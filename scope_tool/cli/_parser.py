@@ -78,8 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
         commands, "dev", "run the embedded Temporal dev server, Web UI, a worker and the inbox"
     )
     dev.add_argument("--port", type=int, default=7233, help="frontend gRPC port (%(default)s)")
-    dev.add_argument("--ui-port", type=int, default=8233, help="Web UI port (%(default)s)")
-    dev.add_argument("--inbox-port", type=int, default=8234, help="inbox port (%(default)s)")
+    dev.add_argument("--ui-port", type=int, help="Web UI port (default: --port + 1000, 8233)")
+    dev.add_argument("--inbox-port", type=int, help="inbox port (default: the Web UI's + 1, 8234)")
     dev.add_argument("--no-inbox", action="store_true", help="do not serve the inbox")
     dev.add_argument(
         "--mcp-port",
@@ -106,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument(
         "--codec-port",
         type=int,
-        default=8235,
-        help="codec server port for the Web UI, with SCOPE_TOOL_ENCRYPTION_KEYS (%(default)s)",
+        help="codec server port for the Web UI, with SCOPE_TOOL_ENCRYPTION_KEYS"
+        " (default: the Web UI's + 2, 8235)",
     )
     add_connection_arguments(dev, with_address=False)
 

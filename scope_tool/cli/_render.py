@@ -68,13 +68,21 @@ def schema_text(schema: bytes) -> str:
     return json.dumps(json_value(schema), indent=2, ensure_ascii=False)
 
 
-def answer_hint(call_id: str, schema: bytes, *, verified: bool = False) -> str:
+def answer_hint(
+    call_id: str, schema: bytes, *, verified: bool = False, connection: str = ""
+) -> str:
     """A command line that answers the call, with an example value the schema accepts.
 
     ``verified``: the call takes only answers with an identity token, so the line says so.
+    ``connection``: the connection flags of the command printing it, appended.
     """
     line = f"scope-tool answer {call_id} '{json.dumps(_example(json_value(schema)))}'"
-    return f"{line} --token TOKEN" if verified else line
+    return f"{line} --token TOKEN{connection}" if verified else f"{line}{connection}"
+
+
+def example_json(schema: bytes) -> str:
+    """A JSON value ``schema`` accepts in its simple cases (required members, first enum value)."""
+    return json.dumps(_example(json_value(schema)), ensure_ascii=False)
 
 
 def _example(schema: Any) -> Any:
@@ -136,8 +144,11 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def render_status(status: CallStatus) -> str:
-    """A status snapshot as a two-column table a person reads top to bottom."""
+def render_status(status: CallStatus, *, connection: str = "") -> str:
+    """A status snapshot as a two-column table a person reads top to bottom.
+
+    ``connection``: the connection flags to append to each command it suggests.
+    """
     rows: list[tuple[str, str]] = [
         ("call id", status.call_id),
         ("tool", status.tool),
@@ -179,10 +190,13 @@ def render_status(status: CallStatus) -> str:
         if status.allowed_answerers:
             rows.append(("who may answer", ", ".join(status.allowed_answerers)))
         if approval is not None:
-            rows += _decision_rows(status, approval)
+            rows += _decision_rows(status, approval, connection=connection)
         else:
             hint = answer_hint(
-                status.call_id, pending.response_schema, verified=status.require_verified
+                status.call_id,
+                pending.response_schema,
+                verified=status.require_verified,
+                connection=connection,
             )
             rows.append(("answer with", hint))
         if status.require_verified:
@@ -213,16 +227,18 @@ def render_status(status: CallStatus) -> str:
     return escaped_controls("\n".join(lines), keep_layout=True)
 
 
-def _decision_rows(status: CallStatus, approval: ApprovalQuestion) -> list[tuple[str, str]]:
+def _decision_rows(
+    status: CallStatus, approval: ApprovalQuestion, *, connection: str = ""
+) -> list[tuple[str, str]]:
     """One ``to DECISION`` row a decision, with the command that answers it."""
     token = " --token TOKEN" if status.require_verified else ""
     return [
-        (f"to {decision}", f"scope-tool answer {status.call_id} '{example}'{token}")
+        (f"to {decision}", f"scope-tool answer {status.call_id} '{example}'{token}{connection}")
         for decision, example in zip(approval.decisions, approval.answer_examples(), strict=True)
     ]
 
 
-def schema_refusal_details(status: CallStatus) -> str:
+def schema_refusal_details(status: CallStatus, *, connection: str = "") -> str:
     """What to show under an answer the schema refused: how a right answer looks.
 
     An approval question gets its decisions as commands (its schema is long and says the same
@@ -234,7 +250,7 @@ def schema_refusal_details(status: CallStatus) -> str:
     approval = read_approval(pending.prompt, pending.response_schema)
     if approval is None:
         return f"the answer must satisfy this JSON Schema:\n{schema_text(pending.response_schema)}"
-    rows = _decision_rows(status, approval)
+    rows = _decision_rows(status, approval, connection=connection)
     width = max(len(label) for label, _ in rows)
     lines = [f"{label.ljust(width)}  {value}" for label, value in rows]
     return "an answer is one of these decisions:\n" + "\n".join(lines)

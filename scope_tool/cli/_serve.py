@@ -22,6 +22,13 @@ INBOX_INSTALL_HINT = "pip install 'scope-tool[inbox]'"
 """How to get the inbox: it is an optional package with its own web stack."""
 
 
+_NO_SIGN_IN = (
+    "the inbox needs a sign-in mode: --identity-header HEADER (a trusted proxy's header, e.g."
+    " X-Forwarded-User), --token-secret SECRET (signed tokens), or --dev-loopback (no sign-in,"
+    " this machine only); or their SCOPE_TOOL_INBOX_* variables (docs/inbox.md)"
+)
+
+
 def inbox_missing(error: ImportError) -> str:
     """Why the inbox cannot start and how to install it, in one line."""
     return f"the web inbox is not installed ({error}); install it with: {INBOX_INSTALL_HINT}"
@@ -69,6 +76,12 @@ def _check_tools(spec: str) -> None:
             f"--tools: cannot find module {module!r} in the current folder"
             f" ({os.getcwd()}) or on PYTHONPATH"
         )
+    from scope_tool.workers._worker import load_registry
+
+    try:  # the attribute too, so every --tools mistake is one line of ours with one exit code
+        load_registry(spec)
+    except ValueError as error:
+        raise CommandError(f"--tools: {error}") from None
 
 
 async def run_inbox(args: argparse.Namespace) -> int:
@@ -79,6 +92,9 @@ async def run_inbox(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise CommandError(inbox_missing(error)) from None
     options = InboxOptions.from_args(args)
+    if not (options.identity_header or options.token_secret or options.dev_loopback):
+        # In flags: InboxAuth's own message names its Python parameters.
+        raise CommandError(_NO_SIGN_IN, exit_code=EXIT_USAGE)
     try:  # refuse an unsafe setting before connecting anywhere
         options.auth().check_bind(options.host)
     except InboxConfigError as error:

@@ -113,7 +113,7 @@ class InboxPages:
         )
 
     async def waiting_list(self, request: Request, identity: str) -> Response:
-        """``/``: the calls waiting for an answer, newest question first."""
+        """``/``: the calls waiting for an answer, oldest question first."""
         try:
             waiting, unreadable = await self._reader.waiting()
             problem = ""

@@ -142,7 +142,8 @@ class CallReader:
             return await self.calls.get(call_id).status()
 
     async def waiting(self) -> tuple[list[CallStatus], list[CallSummary]]:
-        """Calls waiting now (newest question first), and those whose status cannot be read."""
+        """Calls waiting now (oldest question first, as ``scope-tool pending`` lists them), and
+        those whose status cannot be read."""
         summaries = await self.calls.list(phase=Phase.AWAITING_INPUT, limit=self._limit)
         gate = asyncio.Semaphore(_MAX_PARALLEL_QUERIES)
         now = time.monotonic()
@@ -165,7 +166,7 @@ class CallReader:
             summary for summary, status in zip(summaries, statuses, strict=True) if status is None
         ]
         waiting = [status for status in statuses if status is not None and status.pending]
-        waiting.sort(key=_asked_at, reverse=True)
+        waiting.sort(key=_asked_at)  # first asked, first shown: the one waiting longest on top
         live = {summary.call_id for summary in summaries}
         for call_id in [known for known in self._unreadable_until if known not in live]:
             del self._unreadable_until[call_id]

@@ -20,7 +20,7 @@ from scope_tool.config.settings import (
 from scope_tool.serving._errors import EXIT_FAILED, CommandError
 from scope_tool.wire.errors import EncryptionConfigError, SettingsError, TelemetryConfigError
 
-__all__ = ["add_connection_arguments", "connect", "settings_from_args"]
+__all__ = ["add_connection_arguments", "connect", "connection_flags", "settings_from_args"]
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -43,6 +43,21 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     except SettingsError as error:
         raise CommandError.usage(error) from None
     return settings
+
+
+def connection_flags(args: argparse.Namespace) -> str:
+    """The connection flags given on this command line, to append to a command it prints.
+
+    A suggested ``scope-tool answer ...`` pasted into the same shell sees the same
+    ``SCOPE_TOOL_*`` environment, but not this command's flags: without them it would talk to
+    another server.
+    """
+    parts = []
+    for flag in ("address", "namespace"):
+        value = getattr(args, flag, None)
+        if value:
+            parts.append(f" --{flag} {value}")
+    return "".join(parts)
 
 
 def add_connection_arguments(parser: argparse.ArgumentParser, *, with_address: bool = True) -> None:

@@ -34,7 +34,7 @@ from pydantic_ai.tools import DeferredToolRequests
 from examples.agent import tools as example_tools
 from scope_tool.agents import call_id_for
 from scope_tool.agents.pydantic_ai import ScopeToolset, deferred_results
-from scope_tool.client import Phase, ToolCalls
+from scope_tool.client import CallStatus, Phase, ToolCalls
 from scope_tool.workers import build_worker
 
 
@@ -108,6 +108,11 @@ async def test_a_denied_call_reaches_the_model_as_a_failure_with_the_reason(
     results = await deferred_results(calls, first.output, wait=True)
     resumed = await agent.run(message_history=first.all_messages(), deferred_tool_results=results)
     assert "no new files today" in resumed.output
+    # Pydantic AI wraps a failure as {"error": ...} itself: the text inside says "error" no more.
+    assert resumed.output == (
+        'final: {"error":"the call of tool \\"write_file\\" was denied by its reviewer: '
+        'no new files today"}'
+    ), resumed.output
     assert not (example_worker / "b.txt").exists()
 
 
@@ -115,7 +120,14 @@ async def test_inline_mode_waits_for_the_person_within_one_run(
     calls: ToolCalls, example_worker: Path
 ):
     conversation = f"chat-{uuid.uuid4()}"
-    agent = agent_for(calls, conversation, write_then_summarise("c.txt", "abc"), on_wait="inline")
+    told: list[CallStatus] = []  # inline, the run says what it waits for (and how to answer)
+    agent = agent_for(
+        calls,
+        conversation,
+        write_then_summarise("c.txt", "abc"),
+        on_wait="inline",
+        on_waiting=told.append,
+    )
     running = asyncio.create_task(agent.run("write abc to c.txt"))
     call_id = call_id_for(conversation, "call_w1")
     for _ in range(200):
@@ -125,7 +137,12 @@ async def test_inline_mode_waits_for_the_person_within_one_run(
         except Exception:
             pass
         await asyncio.sleep(0.05)
+    for _ in range(100):  # the run's own first stop may come a moment after the query's
+        if told:
+            break
+        await asyncio.sleep(0.05)
     assert not running.done()
+    assert [(status.call_id, status.phase) for status in told] == [(call_id, Phase.AWAITING_INPUT)]
     edited = {"decision": "edit", "arguments": {"path": "c.txt", "content": "abcd"}}
     await calls.get(call_id).answer(edited)
     result = await asyncio.wait_for(running, timeout=30)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from ._cli import DevProcess, assert_user_error, cli, free_port, run_cli
 
 
@@ -73,6 +75,11 @@ def test_worker_with_a_malformed_tools_spec() -> None:
     assert_user_error(result, code=2, contains="--tools must be module:attribute")
     missing = run_cli("worker", "--tools", "no_such_module_xyz:registry")
     assert_user_error(missing, code=1, contains="cannot find module 'no_such_module_xyz'")
+    # A module without that attribute is the same kind of mistake: same prefix, same code.
+    no_attribute = run_cli("worker", "--tools", "examples.tools:nope")
+    assert_user_error(no_attribute, code=1, contains="has no attribute 'nope'")
+    not_a_registry = run_cli("worker", "--tools", "examples.tools:Path")
+    assert_user_error(not_a_registry, code=1, contains="not a scope_tool.Registry")
 
 
 def _call_id(stdout: str) -> str:
@@ -87,11 +94,21 @@ def test_reusing_a_call_id_with_other_arguments_is_an_error(dev_session: DevProc
     assert first.code == 0, first
     assert f"started call {call_id} (tool add)" in first.stdout
     other = cli(dev_session, "call", "add", '{"a":5,"b":5}', "--id", call_id, "--wait")
-    assert_user_error(
-        other, code=2, contains=f"call '{call_id}' already exists with other arguments"
+    assert_user_error(  # refused (1), not a bad command line (2): docs/cli.md's table
+        other, code=1, contains=f"call '{call_id}' already exists with other arguments"
     )
     assert "a new call needs a new id" in other.stderr
     same = cli(dev_session, "call", "add", '{"a":1,"b":2}', "--id", call_id, "--wait")
     assert same.code == 0, same
     assert f"attached to the existing call {call_id} (tool add)" in same.stdout
     assert "started call" not in same.stdout
+
+
+def test_timeout_without_wait_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--timeout` bounds `--wait`; alone it would be ignored, so it is refused, before connecting."""
+    from scope_tool.cli.__main__ import run
+
+    assert run(["call", "add", '{"a": 1, "b": 2}', "--timeout", "5"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("scope-tool: error: --timeout"), error
+    assert "--wait" in error, error

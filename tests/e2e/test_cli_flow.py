@@ -15,6 +15,8 @@ import threading
 import time
 import uuid
 
+import pytest
+
 from ._cli import CliRun, DevProcess, assert_user_error, cli, cli_command
 
 
@@ -268,3 +270,26 @@ def test_only_allowed_people_may_answer(dev_session: DevProcess) -> None:
 def test_a_bad_notify_url_is_a_usage_error(dev_session: DevProcess) -> None:
     result = cli(dev_session, "call", "add", '{"a":1,"b":1}', "--notify-url", "ftp://nope")
     assert_user_error(result, code=2, contains="notify_url must be an http:// or https:// URL")
+
+
+def test_answer_lines_carry_the_connection_flags_given(
+    dev_session: DevProcess, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--address` on the command line (not in the environment): the printed answer command
+    must carry it, or pasted it talks to localhost:7233 (run in-process: the text is the point)."""
+    from scope_tool.cli.__main__ import run
+
+    monkeypatch.delenv("SCOPE_TOOL_ADDRESS", raising=False)
+    address = ["--address", dev_session.address]
+    call_id = _unique("flagged")
+    arguments = json.dumps({"path": "flagged.txt", "content": "x"})
+    waited = run(
+        ["call", "write_file", arguments, "--id", call_id, "--wait", "--timeout", "2", *address]
+    )
+    shown = capsys.readouterr().out
+    assert waited == 1
+    assert f"scope-tool answer {call_id} 'true' --address {dev_session.address}" in shown, shown
+    assert run(["status", call_id, *address]) == 0
+    shown = capsys.readouterr().out
+    assert f"scope-tool answer {call_id} 'true' --address {dev_session.address}" in shown, shown
+    assert run(["cancel", call_id, *address]) == 0

@@ -16,6 +16,7 @@ import time
 import urllib.request
 import uuid
 
+import pytest
 from helpers.imports import without_packages
 
 from ._cli import DevProcess, assert_user_error, cli, cli_command, free_port, run_cli
@@ -123,3 +124,20 @@ def test_without_the_inbox_extra_the_worker_loads_and_inbox_says_how_to_install(
     assert "Traceback" not in inbox.stderr
     assert "the web inbox is not installed" in inbox.stderr
     assert "pip install 'scope-tool[inbox]'" in inbox.stderr
+
+
+def test_inbox_without_a_sign_in_mode_names_the_flags(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person typed flags, so the refusal names flags, not InboxAuth's parameters."""
+    from scope_tool.cli.__main__ import run
+
+    for name in ("IDENTITY_HEADER", "TOKEN_SECRET", "DEV_LOOPBACK"):
+        monkeypatch.delenv(f"SCOPE_TOOL_INBOX_{name}", raising=False)
+    assert run(["inbox", "--port", str(free_port())]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("scope-tool: error: "), error
+    for flag in ("--identity-header", "--token-secret", "--dev-loopback"):
+        assert flag in error, error
+    for parameter in ("identity_header", "token_secret", "dev_loopback=True"):
+        assert parameter not in error, error

@@ -73,7 +73,7 @@ async def _form_page(http: httpx.AsyncClient, call_id: str, who: str) -> str:
     return page.text
 
 
-async def test_list_shows_waiting_calls_newest_first_with_prompt_and_deadline(
+async def test_list_shows_waiting_calls_oldest_first_with_prompt_and_deadline(
     calls: ToolCalls, http: httpx.AsyncClient
 ) -> None:
     from datetime import timedelta
@@ -90,7 +90,7 @@ async def test_list_shows_waiting_calls_newest_first_with_prompt_and_deadline(
         if len(ids) == 2:
             break
         await asyncio.sleep(0.1)
-    assert ids == [newer, older]
+    assert ids == [older, newer]  # as `scope-tool pending` lists them: first asked, first shown
     assert listed["identity"] == "alice"
     entries = {entry["call_id"]: entry for entry in listed["calls"]}
     first = entries[newer]
@@ -101,7 +101,7 @@ async def test_list_shows_waiting_calls_newest_first_with_prompt_and_deadline(
     assert entries[older]["deadline"] is None
     page = await http.get("/", headers=_as("alice"))
     assert page.status_code == 200
-    assert page.text.index("Refund order 2?") < page.text.index("Refund order 1?")
+    assert page.text.index("Refund order 1?") < page.text.index("Refund order 2?")
     assert "in 2 h" in page.text
     assert "alice" in page.text
 

@@ -183,6 +183,15 @@ async def test_worker_metrics_are_scraped_from_one_prometheus_endpoint(
     )
     assert _sample(text, "scope_tool_rounds", tool="deploy_plan", phase="COMPLETED", **queue) == 1
     assert _sample(text, "scope_tool_answer_wait_seconds_count", tool="deploy_plan", **queue) == 1
+    # Human waits: buckets reach days (a person answers in hours, not in ten seconds).
+    wait_buckets = {"1", "60", "3600", "86400", "604800"}
+    for bound in wait_buckets:
+        assert (
+            _sample(
+                text, "scope_tool_answer_wait_seconds_bucket", le=bound, tool="deploy_plan", **queue
+            )
+            == 1
+        ), (bound, [line for line in text.splitlines() if "answer_wait_seconds_bucket" in line])
     assert (
         _sample(text, "scope_tool_answers_refused", reason="not_allowed", via="update", **queue)
         == 1

@@ -6,14 +6,13 @@ checker where ``Decimal("1.0")`` is an integer and a ``multipleOf`` that never r
 the authority for every value: ``CompiledSchema`` only uses the faster Rust engine for values
 and schemas whose numbers it has proved to be exact (see ``_schema.py``).
 
-So that both engines mean the same thing, ``format`` and ``pattern`` are delegated to
-``jsonschema_rs`` here (its format set is also the richer one: date-time, uri, hostname... are
+So that both engines mean the same thing, ``format``, ``pattern`` and the patterns of
+``patternProperties`` (``_schema_patterns``) are delegated to ``jsonschema_rs`` here (its format set is also the richer one: date-time, uri, hostname... are
 asserted like Go's ``AssertFormat``). Remote ``$ref`` is refused at compile time.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterator
 from decimal import Decimal
@@ -26,13 +25,24 @@ import referencing.exceptions
 import referencing.jsonschema
 
 # python-jsonschema ships no type information (its stubs live in types-jsonschema).
-from jsonschema import Draft202012Validator, FormatChecker, validators  # type: ignore[import-untyped]
+from jsonschema import (  # type: ignore[import-untyped]
+    Draft202012Validator,
+    FormatChecker,
+    validators,
+)
+from jsonschema import _keywords as upstream_keywords
 from jsonschema.exceptions import ValidationError, best_match  # type: ignore[import-untyped]
 from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
 
 from scope_tool._schema_graph import Shape, shape_of
 from scope_tool._schema_limits import Meter, current_meter
+from scope_tool._schema_patterns import (
+    additional_properties,
+    pattern_properties,
+    rust_pattern,
+    unevaluated_properties,
+)
 from scope_tool.errors import ToolError
 
 __all__ = [
@@ -43,7 +53,6 @@ __all__ = [
     "first_error",
     "first_violation",
     "is_multiple",
-    "rust_pattern",
 ]
 
 _MAX_MESSAGE: Final = 400
@@ -141,12 +150,6 @@ def _multiple_of(
 # --- format and pattern mean what the Rust engine means --------------------------------------
 
 
-@functools.lru_cache(maxsize=1024)
-def rust_pattern(pattern: str) -> Any:
-    """The Rust engine's matcher for ``pattern`` (ECMA 262 as Go's validator reads it)."""
-    return jsonschema_rs.validator_for({"pattern": pattern})
-
-
 def _pattern(
     _validator: Validator, pattern: str, instance: Any, _schema: Any
 ) -> Iterator[ValidationError]:
@@ -221,6 +224,16 @@ def _check_references(
 
 _EXACT_CLASSES: dict[Any, Any] = {}
 # Returned by ``validator_for`` when ``$schema`` names no draft it knows.
+_ECMA_PROPERTY_KEYWORDS: Final = {
+    "patternProperties": pattern_properties,
+    "additionalProperties": additional_properties,
+    "unevaluatedProperties": unevaluated_properties,
+}
+_UPSTREAM_PROPERTY_KEYWORDS: Final = {
+    "patternProperties": upstream_keywords.patternProperties,
+    "additionalProperties": upstream_keywords.additionalProperties,
+    "unevaluatedProperties": upstream_keywords.unevaluatedProperties,
+}
 _UNKNOWN: Final = cast("type[Validator]", object())
 
 
@@ -232,6 +245,13 @@ def _exact_class(base: Any) -> Any:
             {"number": _is_number, "integer": _is_integer}
         )
         keywords = {**base.VALIDATORS, "multipleOf": _multiple_of, "pattern": _pattern}
+        # Property names are matched as ECMA 262 too (``_schema_patterns``), where the draft
+        # has the keyword in python-jsonschema's own form.
+        keywords.update(
+            (name, function)
+            for name, function in _ECMA_PROPERTY_KEYWORDS.items()
+            if keywords.get(name) is _UPSTREAM_PROPERTY_KEYWORDS[name]
+        )
         exact = validators.extend(
             base,
             validators={name: _metered(function) for name, function in keywords.items()},

@@ -8,8 +8,8 @@ but exact only for some numbers, and its exact ``multipleOf`` is slow too.
 
 This engine compiles each subschema once into a closure that returns ``None`` or the first
 failure, with the same number semantics as ``_schema_exact`` (``int``/``Decimal``; ``1.0`` is
-an integer; ``multipleOf`` never rounds; ``pattern``/``format`` mean what the Rust engine
-means; ``patternProperties`` what Python's ``re`` means, as in python-jsonschema). It takes
+an integer; ``multipleOf`` never rounds; ``pattern``, ``patternProperties`` and ``format``
+mean what the Rust engine means, ECMA 262 regexes, see ``_schema_patterns``). It takes
 only schemas whose every keyword it implements and whose evaluation graph is acyclic
 (``_schema_graph``); everything else stays with the exact engine. The conformance suite runs
 through it too (``tests/protocol/test_schema_fast.py``).

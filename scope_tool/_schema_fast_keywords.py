@@ -8,12 +8,11 @@ numbers; the conformance suite and a differential test hold them to it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sized
 from itertools import repeat, takewhile
 from typing import Any, Final
 
-from scope_tool._schema_exact import FORMAT_CHECKER, rust_pattern
+from scope_tool._schema_exact import FORMAT_CHECKER
 from scope_tool._schema_fast_checks import (
     _ACCEPT,
     _MAX_WEIGHT,
@@ -33,6 +32,7 @@ from scope_tool._schema_fast_checks import (
     charge,
 )
 from scope_tool._schema_limits import Meter
+from scope_tool._schema_patterns import rust_pattern
 
 __all__ = ["MAKERS"]
 
@@ -200,13 +200,13 @@ def _properties(properties: Any, _schema: dict[str, Any], sub: Sub) -> FastCheck
 
 
 def _pattern_properties(patterns: Any, _schema: dict[str, Any], sub: Sub) -> FastCheck:
-    checks = [(re.compile(pattern), sub(child)) for pattern, child in patterns.items()]
+    checks = [(rust_pattern(pattern), sub(child)) for pattern, child in patterns.items()]
     return _over(
         lambda value: [
             (name, item, check)
-            for pattern, check in checks
+            for matcher, check in checks
             for name, item in value.items()
-            if pattern.search(name)
+            if matcher.is_valid(name)
         ],
         dict,
         1,
@@ -216,14 +216,13 @@ def _pattern_properties(patterns: Any, _schema: dict[str, Any], sub: Sub) -> Fas
 def _additional(additional: Any, schema: dict[str, Any], sub: Sub) -> FastCheck:
     each = sub(additional)
     declared = schema.get("properties", {})
-    joined = "|".join(schema.get("patternProperties", {}))
-    patterns = re.compile(joined) if joined else None
+    matchers = [rust_pattern(pattern) for pattern in schema.get("patternProperties", {})]
 
     def extra(value: Any) -> list[tuple[str, Any, FastCheck]]:
         return [
             (name, item, each)
             for name, item in value.items()
-            if name not in declared and not (patterns is not None and patterns.search(name))
+            if name not in declared and not any(each.is_valid(name) for each in matchers)
         ]
 
     checked = _over(extra, dict, 1)

@@ -111,7 +111,16 @@ class ScopeToolServer:
         requester = self.requester(ctx)
         if self.registry.resolve(params.name) is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r}")
-        arguments = json.dumps(params.arguments or {}, ensure_ascii=False).encode("utf-8")
+        try:
+            arguments = json.dumps(params.arguments or {}, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            # JSON text may escape a lone surrogate ("\ud800"); no JSON document the tool can
+            # receive (I-JSON, UTF-8) carries one, so it is the caller's bad input.
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message="arguments: a string holds a lone surrogate (U+D800-U+DFFF),"
+                " which is not valid RFC 7493 JSON",
+            ) from None
         meta = ctx.meta or {}
         client_key = meta.get(CALL_ID_META_KEY)
         try:

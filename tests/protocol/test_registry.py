@@ -13,6 +13,7 @@ from scope_tool import (
     Definition,
     DuplicateToolError,
     Func,
+    InvalidInvocationError,
     InvalidRegistryError,
     InvalidToolError,
     Invocation,
@@ -192,3 +193,21 @@ def test_binding_happens_outside_the_lock():
         release.set()
         writer.join(10)
     assert registry.resolve("slow") is not None
+
+
+def test_an_ecma_262_pattern_property_builds_and_admits_by_its_meaning():
+    # JSON Schema patterns are ECMA 262: ``\p{Letter}`` is a Unicode property, which Python's
+    # ``re`` refuses (``re.error`` escaped Registry construction before, #25 item 13).
+    schema = b'{"type":"object","patternProperties":{"^\\\\p{Letter}+$":{"type":"integer"}}}'
+    registry = Registry(Named("letters", schema=schema))
+    binding = registry.resolve("letters")
+    assert binding is not None
+    binding.contract.prepare(Request(name="letters", arguments='{"\u00e9cole": 1, "1": "x"}'))
+    with pytest.raises(InvalidInvocationError, match="arguments: "):
+        binding.contract.prepare(Request(name="letters", arguments='{"\u00e9cole": "x"}'))
+
+
+def test_a_pattern_no_engine_reads_is_an_invalid_tool_not_a_crash():
+    schema = b'{"type":"object","patternProperties":{"\\\\p{NoSuchProperty}":{}}}'
+    with pytest.raises(InvalidToolError, match=r"^tools\[0\]: tool: invalid tool: input schema: "):
+        Registry(Named("odd", schema=schema))

@@ -479,3 +479,46 @@ def test_urn_base_and_embedded_ids_resolve():
     rejection(schema, b'{"foo":1}')
     with pytest.raises(SchemaError, match=r'\$ref "#/\$defs/nope" cannot be resolved$'):
         compiled({"$id": "urn:uuid:deadbeef-1234", "$ref": "#/$defs/nope"})
+
+
+@pytest.mark.parametrize(
+    ("schema", "valid", "invalid"),
+    [
+        # \d and \w are ASCII in ECMA 262 (Python's re reads them as Unicode).
+        (
+            {"patternProperties": {"^\\d+$": {"type": "integer"}}},
+            [b'{"\xe0\xa7\xaa": "x"}', b'{"42": 1}'],
+            [b'{"42": "x"}'],
+        ),
+        (
+            {"patternProperties": {"^\\w$": True}, "additionalProperties": False},
+            [b'{"a": 1}'],
+            [b'{"\xc3\xa9": 1}'],
+        ),
+        (
+            {"patternProperties": {"^\\p{Letter}+$": True}, "unevaluatedProperties": False},
+            [b'{"\xc3\xa9cole": 1}'],
+            [b'{"42": 1}'],
+        ),
+        (
+            {"allOf": [{"patternProperties": {"^\\p{L}": True}}], "unevaluatedProperties": False},
+            [b'{"\xc3\xa9": 1}'],
+            [b'{"_": 1}'],
+        ),
+    ],
+)
+def test_pattern_properties_are_ecma_262_in_every_engine(schema, valid, invalid):
+    compiled_schema = compiled(schema)
+    for instance, accepted in [(each, True) for each in valid] + [(e, False) for e in invalid]:
+        value = parse_ijson(instance)
+        verdicts = {"exact": first_error(compiled_schema._exact, value) is None}
+        if compiled_schema._fast is not None:
+            verdicts["fast"] = compiled_schema._fast.valid(value, Meter())
+        if compiled_schema._rust is not None:
+            verdicts["rust"] = compiled_schema._rust.is_valid(value)
+        try:
+            compiled_schema.validate(instance)
+            verdicts["validate"] = True
+        except SchemaValidationError:
+            verdicts["validate"] = False
+        assert set(verdicts.values()) == {accepted}, (schema, instance, verdicts)

@@ -12,6 +12,10 @@ twice when a workflow replays. Ours, each labelled as shown:
 * ``scope_tool_answers_refused{tool, reason, via}``: answers refused (``via`` update or signal);
 * ``scope_tool_notifications_failed{tool, event}``: webhook notices that failed every retry.
 
+A call whose tool no worker has run is counted under ``tool="(unserved)"``
+(:data:`scope_tool.wire.UNSERVED_TOOL`), never under the name it gave: a client chooses that name,
+and each name would be a series of its own. Rounds run only where their tool is served.
+
 **Tracing** uses ``temporalio.contrib.opentelemetry.TracingInterceptor`` (client, workflow and
 activity spans, the context carried in Temporal headers, so a call started in one process and
 run in another is one trace) plus one ``scope_tool.round`` span per round with the attributes
@@ -153,7 +157,7 @@ class _CallMetrics(WorkflowInboundInterceptor):
                 meter = workflow.metric_meter()
                 meter.create_counter(
                     "scope_tool_calls", "calls finished, by tool and final phase"
-                ).add(1, {"tool": status.tool, "phase": result.phase.value})
+                ).add(1, {"tool": _tool_label(status), "phase": result.phase.value})
                 # scope_tool_notifications_failed is counted by each notice's own workflow
                 # (scope_tool.workflows._notify_workflow): a call no longer waits for its notices.
         return result
@@ -173,7 +177,7 @@ class _CallMetrics(WorkflowInboundInterceptor):
             status = _status()
             if input.update == ANSWER and error.type == "AnswerRejected" and status is not None:
                 reason = str(error.details[0]) if error.details else "rejected"
-                _refused(status.tool, reason, "update")
+                _refused(_tool_label(status), reason, "update")
             raise
 
     async def handle_update_handler(self, input: HandleUpdateInput) -> Any:
@@ -183,6 +187,12 @@ class _CallMetrics(WorkflowInboundInterceptor):
         result = await super().handle_update_handler(input)
         _record_answer(before, _status(), via="update")
         return result
+
+
+def _tool_label(status: CallStatus) -> str:
+    """The call's ``tool`` label: bounded to tools a worker ran (``UNSERVED_TOOL`` otherwise)."""
+    label = getattr(workflow.instance(), "metric_tool", None)
+    return label() if callable(label) else status.tool
 
 
 def _status() -> CallStatus | None:
@@ -202,9 +212,9 @@ def _record_answer(before: CallStatus | None, after: CallStatus | None, *, via: 
             "scope_tool_answer_wait_seconds",
             "time from a question being asked to its answer being accepted",
             "s",
-        ).record(max(waited.total_seconds(), 0.0), {"tool": after.tool})
+        ).record(max(waited.total_seconds(), 0.0), {"tool": _tool_label(after)})
     elif len(after.refused) > len(before.refused):
-        _refused(after.tool, after.refused[-1].reason, via)
+        _refused(_tool_label(after), after.refused[-1].reason, via)
 
 
 def _refused(tool: str, reason: str, via: str) -> None:

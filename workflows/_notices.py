@@ -50,14 +50,16 @@ class Notices:
         """``"{event}: {what went wrong}"`` for each notice known to have failed."""
         return tuple(self._errors)
 
-    def send(self, notice: NotifyInput, *, round_number: int) -> None:
+    def send(self, notice: NotifyInput, *, round_number: int, metric_tool: str) -> None:
         """Start delivering ``notice`` without waiting for it."""
         if not workflow.patched(_BY_CHILD):
             self._legacy.append(asyncio.ensure_future(self._run_activity(notice)))
             return
         started: _Started = asyncio.get_running_loop().create_future()
         self._starting.append(
-            asyncio.ensure_future(self._start(notice, started, round_number=round_number))
+            asyncio.ensure_future(
+                self._start(notice, started, round_number=round_number, metric_tool=metric_tool)
+            )
         )
         if notice.event == "awaiting_input":
             # Left running when the call ends: the call records what it still sees.
@@ -70,7 +72,9 @@ class Notices:
         if self._legacy:
             await asyncio.gather(*self._legacy)
 
-    async def _start(self, notice: NotifyInput, started: _Started, *, round_number: int) -> None:
+    async def _start(
+        self, notice: NotifyInput, started: _Started, *, round_number: int, metric_tool: str
+    ) -> None:
         try:
             handle = await workflow.start_child_workflow(
                 NOTIFY_WORKFLOW,
@@ -78,6 +82,7 @@ class Notices:
                     notice=notice,
                     initial_interval_seconds=self._call.notify_initial_interval_seconds,
                     attempts=NOTIFY_ATTEMPTS,
+                    metric_tool=metric_tool,
                 ),
                 id=f"{self._call.call_id}/notify/{notice.event}/r{round_number}",
                 parent_close_policy=workflow.ParentClosePolicy.ABANDON,

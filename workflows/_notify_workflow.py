@@ -41,7 +41,13 @@ class NotifyWorkflow:
         except ActivityError:
             workflow.metric_meter().create_counter(
                 "scope_tool_notifications_failed", "webhook notices that failed every retry"
-            ).add(1, {"tool": delivery.notice.tool, "event": delivery.notice.event})
+            ).add(
+                1,
+                {
+                    "tool": delivery.metric_tool or delivery.notice.tool,
+                    "event": delivery.notice.event,
+                },
+            )
             raise
 
     async def _deliver(self, delivery: NotifyDelivery) -> None:

@@ -67,6 +67,7 @@ with workflow.unsafe.imports_passed_through():
         STAGE_ANSWER,
         STATUS,
         TOOL_KEY,
+        UNSERVED_TOOL,
         WORKFLOW_NAME,
         AnswerInput,
         AnswerReceipt,
@@ -167,6 +168,7 @@ class ToolCallWorkflow:
         self._call = call
         self._phase = Phase.RUNNING
         self._round = 0
+        self._tool_ran = False  # a worker serving the tool returned a round (metric_tool)
         self._question: _Question | None = None
         self._answer: AnswerRecord | None = None
         self._answers: dict[str, AnswerRecord] = {}
@@ -312,6 +314,7 @@ class ToolCallWorkflow:
                     cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
                     summary=f"{call.tool} round {round_input.round}",
                 )
+                self._tool_ran = True
                 return result
             except ActivityError as err:
                 if isinstance(err.cause, CancelledError):
@@ -455,7 +458,14 @@ class ToolCallWorkflow:
                 prompt=pending.prompt.decode("utf-8", "replace") if pending is not None else None,
             ),
             round_number=self._round,
+            metric_tool=self.metric_tool(),
         )
+
+    def metric_tool(self) -> str:
+        """The ``tool`` label of this call's metrics: its tool once a worker serving it ran a
+        round, :data:`~scope_tool.wire.UNSERVED_TOOL` until then (a caller-chosen name must not
+        make a metrics series of its own)."""
+        return self._call.tool if self._tool_ran else UNSERVED_TOOL
 
     # --- answers ---------------------------------------------------------------------------
 

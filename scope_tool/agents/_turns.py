@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final, Unpack
 
-from scope_tool import Request
+from scope_tool import Registry, Request
 from scope_tool.agents._results import ModelResult, model_result
 from scope_tool.agents.errors import TurnError
 from scope_tool.client import CallOptions, CallStatus, Phase, ToolCallHandle, ToolCalls
@@ -165,6 +165,7 @@ async def run_turn(
     turn_id: str,
     tool_calls: Sequence[ModelToolCall],
     *,
+    registry: Registry,
     max_wait: timedelta | None = None,
     **options: Unpack[CallOptions],
 ) -> Turn:
@@ -175,6 +176,8 @@ async def run_turn(
         turn_id: Identifies the model turn (e.g. the agent run id plus the turn number); with
             each tool-call id it makes the call id (:func:`call_id_for`).
         tool_calls: The turn's calls, as the model emitted them.
+        registry: The tools the model was offered: a name outside it is refused before
+            anything starts (a model may invent one; it must not become a durable call).
         max_wait: Return after this long even if some calls still run.
         **options: :class:`scope_tool.client.CallOptions` (``answer_timeout``, ``allowed_answerers``,
             ``notify_url``, ``principal``, ``require_verified``) as
@@ -182,13 +185,14 @@ async def run_turn(
             takes :func:`scope_tool.current_principal`: who the agent acts for in this task).
 
     Raises:
-        TurnError: the turn is malformed (a blank or repeated tool-call id, a bad id); nothing
-            was started.
+        TurnError: the turn is malformed (a blank or repeated tool-call id, a bad id, a tool the
+            registry does not hold); nothing was started.
     """
     if isinstance(tool_calls, ModelToolCall) or not all(
         isinstance(each, ModelToolCall) for each in tool_calls
     ):
         raise TurnError("tool_calls must be a sequence of ModelToolCall")
+    known = frozenset(definition.name for definition in registry.definitions())
     seen: set[str] = set()
     planned: list[tuple[ModelToolCall, str, Request]] = []
     for tool_call in tool_calls:
@@ -196,6 +200,12 @@ async def run_turn(
         if tool_call.tool_call_id in seen:
             raise TurnError(f"tool call id {tool_call.tool_call_id!r} appears twice in the turn")
         seen.add(tool_call.tool_call_id)
+        if tool_call.name not in known:
+            shown = tool_call.name if len(tool_call.name) <= 80 else tool_call.name[:80] + "..."
+            raise TurnError(
+                f"tool call {tool_call.tool_call_id!r}: unknown tool {shown!r};"
+                f" the registry holds: {', '.join(sorted(known)) or 'no tools'}"
+            )
         try:
             request = tool_call.request()
         except (TypeError, ValueError) as exc:

@@ -148,6 +148,15 @@ TOOL_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolName")
 PHASE_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolPhase")
 
 
+UNSERVED_TOOL: Final = "(unserved)"
+"""The ``tool`` label of metrics about calls whose tool no worker has run (yet).
+
+A call names its tool itself, so counting an unknown tool under its own name would let any
+client create a metrics series per name; until a worker serving the tool runs a round, the call
+is counted under this one label.
+"""
+
+
 def tool_queue(task_queue: str, tool: str) -> str:
     """The queue round 1 of a call of ``tool`` runs on: only workers serving ``tool`` poll it."""
     return f"{task_queue}@{tool}"
@@ -401,6 +410,9 @@ class NotifyDelivery:
     notice: NotifyInput
     initial_interval_seconds: float = 1.0
     attempts: int = 5
+    metric_tool: str | None = None
+    """The ``tool`` label of its failure metric: :data:`UNSERVED_TOOL` when no worker ever ran
+    the call's tool (``None``, from older calls: the notice's tool)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from agents.agent_tools import ledger_lines
+from agents.agent_tools import REGISTRY, ledger_lines
 from scope_tool.agents import ModelToolCall, TurnError, call_id_for, run_turn
-from scope_tool.client import Phase, ToolCalls
+from scope_tool.client import CallNotFoundError, Phase, ToolCalls
 
 
 def sleep_call(tool_call_id: str, seconds: float) -> ModelToolCall:
@@ -40,7 +40,7 @@ async def test_a_turn_returns_each_call_ended_or_waiting(
         ModelToolCall(tool_call_id="call_d", name="boom", arguments={"secret": "hunter2"}),
         ModelToolCall(tool_call_id="call_e", name="sleep", arguments={"seconds": "x"}),
     ]
-    turn = await run_turn(calls, turn_id, tool_calls)
+    turn = await run_turn(calls, turn_id, tool_calls, registry=REGISTRY)
     assert [call.tool_call_id for call in turn.calls] == [
         "call_a",
         "call_b",
@@ -76,10 +76,10 @@ async def test_a_retried_turn_attaches_and_never_runs_a_call_twice(
             arguments={"ledger": str(ledger), "text": "once"},
         )
     ]
-    first = await run_turn(calls, turn_id, tool_calls)
+    first = await run_turn(calls, turn_id, tool_calls, registry=REGISTRY)
     await calls.get(first.calls[0].call_id).answer({"decision": "approve"})
     await calls.get(first.calls[0].call_id).result()
-    retried = await run_turn(calls, turn_id, tool_calls)
+    retried = await run_turn(calls, turn_id, tool_calls, registry=REGISTRY)
     assert retried.complete
     assert retried.results()["call_1"].text == "noted 'once'"
     assert ledger_lines(ledger) == ["once"]
@@ -88,7 +88,9 @@ async def test_a_retried_turn_attaches_and_never_runs_a_call_twice(
 async def test_the_calls_of_a_turn_run_together(calls: ToolCalls, worker: Any):
     turn_id = f"turn-{uuid.uuid4()}"
     started = time.monotonic()
-    turn = await run_turn(calls, turn_id, [sleep_call(f"c{i}", 1.0) for i in range(5)])
+    turn = await run_turn(
+        calls, turn_id, [sleep_call(f"c{i}", 1.0) for i in range(5)], registry=REGISTRY
+    )
     elapsed = time.monotonic() - started
     assert turn.complete
     assert elapsed < 4.0, f"five 1 s calls took {elapsed:.2f} s; they did not run together"
@@ -96,7 +98,11 @@ async def test_the_calls_of_a_turn_run_together(calls: ToolCalls, worker: Any):
 
 async def test_max_wait_returns_running_calls_as_running(calls: ToolCalls, worker: Any):
     turn = await run_turn(
-        calls, f"turn-{uuid.uuid4()}", [sleep_call("slow", 5.0)], max_wait=timedelta(seconds=0.3)
+        calls,
+        f"turn-{uuid.uuid4()}",
+        [sleep_call("slow", 5.0)],
+        registry=REGISTRY,
+        max_wait=timedelta(seconds=0.3),
     )
     assert [call.tool_call_id for call in turn.running] == ["slow"]
     assert "still running" in turn.results()["slow"].text
@@ -105,16 +111,32 @@ async def test_max_wait_returns_running_calls_as_running(calls: ToolCalls, worke
 
 async def test_a_malformed_turn_starts_nothing(calls: ToolCalls):
     with pytest.raises(TurnError, match="appears twice"):
-        await run_turn(calls, "t", [sleep_call("a", 0), sleep_call("a", 0)])
+        await run_turn(calls, "t", [sleep_call("a", 0), sleep_call("a", 0)], registry=REGISTRY)
     with pytest.raises(TurnError, match="turn id must be a non-empty string"):
-        await run_turn(calls, " ", [sleep_call("a", 0)])
+        await run_turn(calls, " ", [sleep_call("a", 0)], registry=REGISTRY)
     with pytest.raises(TurnError, match="tool call id must be a non-empty string"):
-        await run_turn(calls, "t", [sleep_call("", 0)])
+        await run_turn(calls, "t", [sleep_call("", 0)], registry=REGISTRY)
     with pytest.raises(TurnError, match="1000"):
-        await run_turn(calls, "t" * 1000, [sleep_call("a", 0)])
+        await run_turn(calls, "t" * 1000, [sleep_call("a", 0)], registry=REGISTRY)
     with pytest.raises(TurnError, match="sequence of ModelToolCall"):
-        await run_turn(calls, "t", [{"tool_call_id": "a"}])  # type: ignore[list-item]
+        await run_turn(calls, "t", [{"tool_call_id": "a"}], registry=REGISTRY)  # type: ignore[list-item]
     with pytest.raises(TurnError, match="not JSON-compatible"):
         await run_turn(
-            calls, "t", [ModelToolCall(tool_call_id="a", name="sleep", arguments={"x": object()})]
+            calls,
+            "t",
+            [ModelToolCall(tool_call_id="a", name="sleep", arguments={"x": object()})],
+            registry=REGISTRY,
         )
+
+
+async def test_a_tool_the_registry_does_not_hold_is_refused_and_nothing_starts(
+    calls: ToolCalls, worker: Any
+) -> None:
+    """A model may invent a name: it must not become a durable call (#25 item 8)."""
+    turn_id = f"turn-{uuid.uuid4()}"
+    invented = ModelToolCall(tool_call_id="b", name="delete_everything", arguments={})
+    with pytest.raises(TurnError, match=r"unknown tool 'delete_everything'; the registry holds: "):
+        await run_turn(calls, turn_id, [sleep_call("a", 0), invented], registry=REGISTRY)
+    for tool_call_id in ("a", "b"):
+        with pytest.raises(CallNotFoundError):
+            await calls.get(call_id_for(turn_id, tool_call_id)).status()

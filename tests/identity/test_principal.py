@@ -19,7 +19,7 @@ from e2e._cli import CliRun
 from e2e._cli import run_cli as _run_cli
 from helpers.waiting import wait_for_phase
 
-from identity.tools import SEEN
+from identity.tools import REGISTRY, SEEN
 from scope_tool import Principal, Request, acting_for
 from scope_tool.agents import ModelToolCall, run_turn
 from scope_tool.client import CallConflictError, Phase, ToolCalls
@@ -100,6 +100,7 @@ async def test_the_acting_for_block_and_the_turn_api_carry_the_principal(
         calls,
         f"turn-{uuid.uuid4()}",
         [ModelToolCall(tool_call_id="t1", name="guarded_ask", arguments={"tag": allowed})],
+        registry=REGISTRY,
         principal=ALICE,
     )
     [call] = turn.calls
@@ -110,6 +111,7 @@ async def test_the_acting_for_block_and_the_turn_api_carry_the_principal(
             calls,
             f"turn-{uuid.uuid4()}",
             [ModelToolCall(tool_call_id="t1", name="guarded_ask", arguments={"tag": denied})],
+            registry=REGISTRY,
         )
     assert turn.calls[0].status.phase is Phase.REJECTED
     assert SEEN[allowed] == [ALICE]

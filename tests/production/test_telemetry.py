@@ -29,6 +29,7 @@ from temporalio.client import Client
 
 from scope_tool import Request
 from scope_tool.client import DATA_CONVERTER, AnswerRejectedError, Phase, ToolCalls
+from scope_tool.wire import UNSERVED_TOOL
 from scope_tool.workers import build_worker
 from scope_tool.workers.telemetry import (
     parse_metrics_address,
@@ -203,6 +204,39 @@ async def test_worker_metrics_are_scraped_from_one_prometheus_endpoint(
     )
     # Temporal's own worker metrics come from the same endpoint.
     assert _sample(text, "temporal_workflow_completed", task_queue=task_queue) >= 2
+
+
+async def test_calls_of_tools_no_worker_runs_share_one_metrics_label(
+    traced_client: Client, metrics_address: str, task_queue: str
+) -> None:
+    """A client names its tool: unknown names must not each become a metrics series (#25.8)."""
+    calls = ToolCalls(
+        traced_client, task_queue=task_queue, notify_initial_interval=timedelta(milliseconds=50)
+    )
+    dead_url = f"http://127.0.0.1:{free_port()}/hook"
+    invented = "nobody_serves_" + uuid.uuid4().hex[:8]  # a valid name no worker has
+    not_a_name = "x/" * 1000  # 2 KB, no tool's name at all
+    async with build_worker(traced_client, REGISTRY, task_queue=task_queue):
+        for name in (invented, not_a_name):
+            handle = await calls.start(
+                Request(name=name, arguments="{}"),
+                call_id=f"unknown-{uuid.uuid4()}",
+                notify_url=dead_url,
+            )
+            assert (await handle.result()).phase is Phase.INVALID
+
+        async def counted() -> bool:
+            text = _scrape(metrics_address)
+            failed = _sample(text, "scope_tool_notifications_failed", task_queue=task_queue)
+            return failed >= 2
+
+        await wait_until_async(counted, within=60)
+    text = _scrape(metrics_address)
+    queue = {"task_queue": task_queue}
+    assert _sample(text, "scope_tool_calls", tool=UNSERVED_TOOL, phase="INVALID", **queue) == 2
+    assert _sample(text, "scope_tool_notifications_failed", tool=UNSERVED_TOOL, **queue) == 2
+    ours = [line for line in text.splitlines() if line.startswith("scope_tool_")]
+    assert not [line for line in ours if invented in line or "x/x/" in line]
 
 
 def test_metrics_address_is_checked() -> None:

@@ -37,7 +37,6 @@ from temporalio import activity
 from scope_tool import (
     Binding,
     CallError,
-    InputRequest,
     Output,
     Registry,
     Request,
@@ -46,6 +45,7 @@ from scope_tool import (
     wire,
 )
 from scope_tool.errors import ToolError
+from scope_tool.wire._questions import read_question
 from scope_tool.workers._carry import carried
 from scope_tool.workers._isolation import run_isolated
 
@@ -140,7 +140,7 @@ class ToolActivities:
                     message="round input has a committed request but no answer"
                 )
             try:
-                continuation = InputRequest.from_json(round_input.input_request).continuation(
+                continuation = read_question(round_input.input_request).continuation(
                     round_input.response
                 )
             except (ToolError, ValueError) as exc:

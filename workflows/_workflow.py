@@ -89,6 +89,7 @@ with workflow.unsafe.imports_passed_through():
         tool_queue,
         update_id_digest,
     )
+    from scope_tool.wire._questions import read_question
     from scope_tool.wire._staging import StagedTexts
     from scope_tool.wire._status import (
         AnswerRecord,
@@ -373,7 +374,7 @@ class ToolCallWorkflow:
 
     async def _wait_for_answer(self, input_request: bytes) -> AnswerRecord | None:
         call = self._call
-        request = InputRequest.from_json(input_request)
+        request = read_question(input_request)
         asked_at = workflow.now()
         timeout = (
             timedelta(seconds=call.answer_timeout_seconds)

@@ -52,6 +52,7 @@ from scope_tool.wire import (
     ToolCallInput,
 )
 from scope_tool.wire._json_form import json_members
+from scope_tool.wire._questions import read_question
 from scope_tool.wire._staging import StagedTexts
 from scope_tool.wire._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
 from scope_tool.wire.errors import CallNotFoundError, ToolCallsError
@@ -272,7 +273,7 @@ class _Walk:
             if asked_round is not None:
                 result = await self._one(completed.result, cast(type, RoundResult))
                 if isinstance(result, RoundInputRequested):
-                    self.asked = (asked_round, InputRequest.from_json(result.input_request))
+                    self.asked = (asked_round, read_question(result.input_request))
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
             signaled = event.workflow_execution_signaled_event_attributes
             if signaled.signal_name == ANSWER:

@@ -12,8 +12,9 @@ from helpers.waiting import wait_for_phase, wait_until
 from temporalio.api.enums.v1 import EventType
 
 from runtime.example_tools import ledger_lines
-from scope_tool import MAX_INPUT_BYTES, Request
+from scope_tool import MAX_INPUT_BYTES, InputRequest, Request
 from scope_tool.client import AnswerRejectedError, AnswerText, Phase, ToolCalls, encode_answer
+from scope_tool.wire._questions import read_question
 
 
 def _plan(ledger: Path) -> Request:
@@ -254,3 +255,30 @@ async def test_checked_answer_text_is_sent_as_it_is_and_the_workflow_still_decid
     assert caught.value.detail.pending_request_id == waiting.pending.request_id
     assert await _accepted_updates(handle) == 0
     await handle.cancel()
+
+
+async def test_the_next_round_reuses_the_question_the_workflow_read(
+    calls: ToolCalls, worker: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question is parsed and its schema compiled once per worker, not again to re-enter."""
+    read: list[bytes] = []
+    original = InputRequest.from_json.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[InputRequest], data: bytes | str) -> InputRequest:
+        read.append(data if isinstance(data, bytes) else data.encode())
+        return original(cls, data)  # type: ignore[no-any-return]
+
+    read_question.cache_clear()
+    monkeypatch.setattr(InputRequest, "from_json", classmethod(counted))
+    handle = await calls.start(_plan(tmp_path / "ledger"), call_id=f"once-{uuid.uuid4()}")
+    await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    await handle.answer({"approve": True}, answered_by="alice")
+    second = await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    while second.round != 2:
+        second = await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    await handle.answer('"confirm"', request_id=second.pending.request_id, answered_by="bob")
+    assert (await handle.result()).phase is Phase.COMPLETED
+    # Two questions, each read once: by the workflow when asked (the worker's activity that
+    # re-entered the tool took the same one).
+    assert len(read) == 2, [text[:60] for text in read]
+    assert len(set(read)) == 2

@@ -80,9 +80,7 @@ async def test_a_five_call_turn_takes_about_as_long_as_its_slowest_call(
             )
             for n, seconds in enumerate(SLEEPS)
         ]
-        result = await run_turn(
-            calls, f"bench-turn-{token}-{index}", tool_calls, registry=bench_registry
-        )
+        result = await run_turn(calls, f"bench-turn-{token}-{index}", tool_calls, registry=PLAIN)
         assert result.complete, result
 
     async def slowest(index: int) -> None:

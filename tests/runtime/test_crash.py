@@ -216,5 +216,9 @@ async def test_worker_process_refuses_a_bad_registry(temporal_address: str, tmp_
         stderr=asyncio.subprocess.PIPE,
     )
     _, stderr = await process.communicate()
-    assert process.returncode == 2
-    assert stderr.decode().strip() == "error: json:dumps is a function, not a scope_tool.Registry"
+    # docs/cli.md: an attribute that is not a Registry is refused (exit 1), one prefixed line.
+    assert process.returncode == 1
+    assert (
+        stderr.decode().strip()
+        == "scope-tool: error: json:dumps is a function, not a scope_tool.Registry"
+    )

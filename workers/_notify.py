@@ -13,13 +13,16 @@ without retries, whatever the client that started the call allowed.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import urllib.request
 from collections.abc import Sequence
+from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from scope_tool.config import webhook
 from scope_tool.config.webhook import check_destination, parse_allowed, sign
 from scope_tool.wire import NOTIFY_ACTIVITY, NotifyInput
 from scope_tool.workflows._notify_workflow import NOTIFY_REFUSED
@@ -55,11 +58,75 @@ class Notifier:
             raise ApplicationError(str(refused), type=NOTIFY_REFUSED, non_retryable=True) from None
         body = json.dumps(notice.to_json_dict(), separators=(",", ":")).encode("utf-8")
         headers = sign(self._secret, body) if self._secret is not None else {}
-        await asyncio.to_thread(_post, notice.url, body, headers)
+        try:
+            await asyncio.to_thread(_post, notice.url, body, headers)
+        except _RefusedPeer as refused:
+            raise ApplicationError(str(refused), type=NOTIFY_REFUSED, non_retryable=True) from None
 
 
 notify = Notifier().notify
 """The activity without signing or an allow-list."""
+
+
+class _RefusedPeer(ValueError):
+    """The connection reached a link-local or metadata address the URL did not name."""
+
+
+def _check_peer(connection: http.client.HTTPConnection) -> None:
+    """Refuse a connected socket whose address is link-local or metadata.
+
+    The URL's host was checked as written (:func:`~scope_tool.config.webhook.check_destination`);
+    a name can still resolve there, so the address actually connected to is checked too
+    (no second lookup, so no DNS answer can change in between). A host that is itself such an
+    address passed the check only because an allow-list entry names it: it is not re-refused.
+    """
+    if webhook.is_metadata_host(connection.host) or connection.sock is None:
+        return
+    address = str(connection.sock.getpeername()[0])
+    if webhook.is_metadata_address(address.split("%", 1)[0]):
+        connection.close()
+        raise _RefusedPeer(
+            f"notify_url host {connection.host!r} resolved to {address}, a link-local or cloud"
+            " metadata address; refused (name the host in SCOPE_TOOL_NOTIFY_ALLOWED to allow it)"
+        )
+
+
+class _CheckedHTTP(http.client.HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        _check_peer(self)
+
+
+class _CheckedHTTPS(http.client.HTTPSConnection):
+    def connect(self) -> None:
+        # Connect, check, then TLS: nothing is sent to a refused address, not even a hello.
+        http.client.HTTPConnection.connect(self)
+        _check_peer(self)
+        server_hostname = self._tunnel_host or self.host  # type: ignore[attr-defined]
+        self.sock = self._context.wrap_socket(  # type: ignore[attr-defined]
+            self.sock, server_hostname=server_hostname
+        )
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(_CheckedHTTP, req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(_CheckedHTTPS, req, context=self._context)  # type: ignore[attr-defined]
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A ``3xx`` is the webhook's answer, not a new destination (urllib would GET any
+    ``Location``, outside the allow-list too)."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects, _HTTPHandler, _HTTPSHandler)
 
 
 def _post(url: str, body: bytes, signature: dict[str, str]) -> None:
@@ -73,7 +140,7 @@ def _post(url: str, body: bytes, signature: dict[str, str]) -> None:
             **signature,
         },
     )
-    with urllib.request.urlopen(request, timeout=_TIMEOUT_SECONDS) as response:
+    with _OPENER.open(request, timeout=_TIMEOUT_SECONDS) as response:
         status = response.status
     if not 200 <= status < 300:
         raise RuntimeError(f"webhook {url} answered HTTP {status}")

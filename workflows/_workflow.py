@@ -36,6 +36,7 @@ loads in a sandboxed runner.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TypeVar, cast
@@ -617,7 +618,30 @@ class ToolCallWorkflow:
         if isinstance(verdict, Refused):
             raise _rejection(verdict)
 
-    @workflow.signal(name=ANSWER)
+    @workflow.signal(dynamic=True)
+    async def on_signal(self, name: str, args: Sequence[RawValue]) -> None:
+        """Every signal: ``answer`` and ``stage_answer`` with one payload; anything else dropped.
+
+        One handler takes every signal raw, whatever its name and its number of payloads. The
+        SDK calls a named handler with as many arguments as the signal carried, so ``(self,
+        raw)`` raised ``TypeError`` for a signal with none or two, and that failed every
+        workflow task of the call for good: any Temporal client, keys or not, could wedge a
+        call. (A name without a handler would also be buffered by the SDK for the whole run.)
+        """
+        if name not in (ANSWER, STAGE_ANSWER) or len(args) != 1:
+            workflow.logger.warning(
+                "dropped signal %r with %d payloads (scope_tool.ToolCall takes %r or %r with one)",
+                name[:100],
+                len(args),
+                ANSWER,
+                STAGE_ANSWER,
+            )
+            return
+        if name == ANSWER:
+            await self.answer_signal(args[0])
+        else:
+            self.stage_answer(args[0])
+
     async def answer_signal(self, raw: RawValue) -> None:
         """Fire-and-forget answer; a refused one is recorded in status and the call keeps waiting."""
         answer = self._signal_input(raw, AnswerInput)
@@ -627,7 +651,6 @@ class ToolCallWorkflow:
         if isinstance(result, Refused):
             self._record_refusal(answer, result)
 
-    @workflow.signal(name=STAGE_ANSWER)
     def stage_answer(self, raw: RawValue) -> None:
         """Keep an answer's text for the update that follows it (see ``scope_tool.wire._staging``)."""
         staged = self._signal_input(raw, StagedAnswer)

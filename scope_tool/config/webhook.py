@@ -22,7 +22,10 @@ counts as a dot), so a prefix cannot be climbed out of. Link-local and cloud met
 destinations (``169.254.0.0/16``, ``fe80::/10``, ``fd00:ec2::254``, ``100.100.100.200``,
 ``metadata.google.internal``, and IPv4 ones written as IPv6 ``::ffff:...``) are refused even
 without an allow-list: a notification from a worker inside a cloud must not reach its
-instance credentials. An allow-list entry naming such a host explicitly allows it.
+instance credentials. An allow-list entry naming such a host explicitly allows it. IPv4 is
+read in every spelling the resolver takes (``2852039166`` is ``169.254.169.254``). The worker
+also checks the address it actually connected to (a name that resolves there is refused) and
+never follows a redirect (a ``3xx`` is a failed notice), so neither can lead it elsewhere.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import ipaddress
 import os
 import posixpath
 import re
+import socket
 import time
 from collections.abc import Mapping, Sequence
 from typing import Final
@@ -43,6 +47,8 @@ __all__ = [
     "SIGNATURE_HEADER",
     "TIMESTAMP_HEADER",
     "check_destination",
+    "is_metadata_address",
+    "is_metadata_host",
     "parse_allowed",
     "sign",
     "verify",
@@ -57,6 +63,7 @@ _METADATA_ADDRESSES: Final = frozenset(
     ipaddress.ip_address(each) for each in ("100.100.100.200", "fd00:ec2::254")
 )
 _ENCODED_DOT = re.compile("%2e", re.IGNORECASE)
+_LEGACY_IPV4 = re.compile(r"(?:0x[0-9a-f]+|[0-9]+)(?:\.(?:0x[0-9a-f]+|[0-9]+)){0,3}", re.IGNORECASE)
 
 
 def sign(secret: str, body: bytes, *, timestamp: int | None = None) -> dict[str, str]:
@@ -183,14 +190,30 @@ def _resolved(path: str) -> str:
     return resolved
 
 
-def _is_metadata(host: str) -> bool:
+def is_metadata_host(host: str) -> bool:
+    """Whether a URL's host names a link-local or metadata destination, in any spelling.
+
+    IPv4 is read as the resolver reads it (``inet_aton``: ``2852039166``, ``0251.0376.0251.0376``,
+    ``0xa9fea9fe`` and ``169.254.43518`` are all ``169.254.169.254``), not only dotted-quad.
+    """
     name = host.strip("[]").rstrip(".").lower()
-    if name in _METADATA_HOSTS:
-        return True
+    return name in _METADATA_HOSTS or is_metadata_address(name)
+
+
+def is_metadata_address(address: str) -> bool:
+    """Whether an IP address (any IPv4 spelling ``inet_aton`` takes, or IPv6) is refused."""
     try:
-        address = ipaddress.ip_address(name)
+        parsed: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(address)
     except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_link_local or address in _METADATA_ADDRESSES
+        if not _LEGACY_IPV4.fullmatch(address):
+            return False
+        try:
+            parsed = ipaddress.IPv4Address(socket.inet_aton(address))
+        except OSError:
+            return False
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        parsed = parsed.ipv4_mapped
+    return parsed.is_link_local or parsed in _METADATA_ADDRESSES
+
+
+_is_metadata = is_metadata_host

@@ -27,6 +27,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from scope_tool import Principal, Registry, Request
 from scope_tool.client import CallStatus, Phase, ToolCallHandle, ToolCalls, ToolCallsError
+from scope_tool.client._answer_text import is_short_text
 from scope_tool.mcp._access import bound_principal, may_follow, principal_of
 from scope_tool.mcp._asking import Question, apply_reply, question_for
 from scope_tool.mcp._engine import CallOwners, WorkerCheck, derive_call_id, owner_tag
@@ -45,6 +46,8 @@ CALL_ID_META_KEY = "scope-tool/call-id"
 """Request ``_meta`` key a client may set to name the call itself (its own idempotency key)."""
 
 _CALL_PREFIX = "mcp-"
+_MAX_CALL_ID_BYTES = 1000
+"""Temporal's default limit on a workflow id (what ``ToolCalls.start`` accepts)."""
 _POLL_SECONDS = 0.25
 _STATUS_WAIT = timedelta(seconds=30)
 _NO_WORKER_WAIT = timedelta(seconds=1)
@@ -157,6 +160,10 @@ class ScopeToolServer:
                 code=types.INVALID_PARAMS,
                 message=f"no MCP call with id {call_id[:200]!r} (MCP call ids start with 'mcp-')",
             )
+        if not is_short_text(call_id, limit=_MAX_CALL_ID_BYTES):
+            # A lone surrogate cannot be sent to Temporal (it was -32603 "Internal server
+            # error"); an id over Temporal's limit names no call either.
+            raise _unknown(call_id)
         return self.calls.get(call_id)
 
     def requester(self, ctx: ServerRequestContext[Any]) -> Principal | None:

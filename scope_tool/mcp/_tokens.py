@@ -241,6 +241,8 @@ class JwtVerifier:
             )
         except (jwt.PyJWTError, OSError, ValueError, TypeError, RecursionError):
             return None
+        if not isinstance(claims.get("sub"), str) or not claims["sub"]:
+            return None  # the principal is ``sub``: never ``client_id`` or ``azp`` instead
         scopes = claims.get("scope", "")
         access = AccessToken(
             token="jwt",  # the bearer value is not kept: it is never passed on

@@ -53,6 +53,38 @@ TOKEN_VARIABLE = "SCOPE_TOOL_CODEC_TOKEN"
 _MAX_BODY_BYTES = 16 * 1024 * 1024
 _ALLOWED_HEADERS = "Content-Type, X-Namespace, Authorization"
 _DIGITS = re.compile(r"[0-9]{1,20}")
+_IDLE_SECONDS = 20.0
+"""A connection silent this long (mid-headers, mid-body, or between requests) is closed."""
+_MAX_CONNECTIONS = 64
+"""Connections served at once; one more is closed at once rather than given a thread."""
+
+
+class _BoundedServer(ThreadingHTTPServer):
+    """A thread per connection, but at most ``_MAX_CONNECTIONS`` of them.
+
+    With the handler's socket timeout, a client that sends half a request and waits (before
+    any token is checked) holds one slot for ``_IDLE_SECONDS`` at most, not a thread forever.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._slots = threading.BoundedSemaphore(_MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,7 +132,7 @@ def start_codec_server(
         host_check=None if token else (names, any_address),
     )
     try:
-        server = ThreadingHTTPServer((host, port), handler)
+        server = _BoundedServer((host, port), handler)
     except OSError as error:
         raise CommandError(
             f"the codec server cannot listen on {host}:{port}: {error.strerror or error}"
@@ -150,6 +182,7 @@ def _handler_class(
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "scope-tool-codec/1"
+        timeout = _IDLE_SECONDS  # socket timeout: a stalled request is dropped, not kept
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # request logs would name payload sizes per namespace; keep quiet

@@ -38,6 +38,7 @@ from mcp_harness import (
 
 from scope_tool import Principal
 from scope_tool.client import ToolCalls
+from scope_tool.mcp._tokens import JwtVerifier
 
 ISSUER_KID = "test-key-1"
 
@@ -380,3 +381,17 @@ async def test_two_fresh_clients_sending_the_same_call_get_two_calls(
     finally:
         process.stop()
     assert ids[0] != ids[1]
+
+
+async def test_an_empty_subject_never_falls_back_to_the_client_id(issuer):
+    """Red-team pass of #25: ``sub: ""`` with ``client_id: alice`` was principal ``alice``.
+
+    The principal is the token's ``sub`` (docs/mcp.md); a token without a usable one is refused,
+    never read as another claim that may name a user.
+    """
+    audience = "http://127.0.0.1:1/mcp"
+    verifier = JwtVerifier(issuer=issuer.url, audience=audience, jwks_url=f"{issuer.url}/jwks.json")
+    assert await verifier.verify_token(issuer.token("alice", audience=audience)) is not None
+    for claims in ({"client_id": "alice"}, {"azp": "alice"}):
+        forged = issuer.token("", audience=audience, **claims)
+        assert await verifier.verify_token(forged) is None, claims

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from scope_tool import FailureKind, Output
 from scope_tool.client import CallOutcome, Phase
@@ -13,6 +14,7 @@ from scope_tool.mcp import FormKind, plan_form
 from scope_tool.mcp._engine import derive_call_id
 from scope_tool.mcp._forms import prompt_message
 from scope_tool.mcp._results import outcome_result, waiting_result
+from scope_tool.mcp._server import ScopeToolServer
 
 
 def _schema(value: object) -> bytes:
@@ -241,3 +243,12 @@ def test_static_token_lines_are_checked_without_showing_the_token():
         StaticTokens.parse(f"alice {'t' * 32}\nbob {'t' * 32}", source="T")
     with pytest.raises(McpSettingsError, match="lists no token"):
         StaticTokens.parse("# nobody", source="T")
+
+
+@pytest.mark.parametrize("call_id", ["mcp-\ud800", "mcp-\udfff-x", "mcp-" + "a" * 2000])
+def test_a_call_id_that_cannot_name_a_call_is_unknown_not_an_internal_error(call_id):
+    """Red-team pass of #25: a lone surrogate in ``scope_tool_call_status``'s ``call_id`` or in
+    ``tasks/get``'s ``taskId`` reached Temporal and came back -32603 "Internal server error"."""
+    server = object.__new__(ScopeToolServer)  # find() looks at nothing but the id here
+    with pytest.raises(MCPError, match="no call with id"):
+        server.find(call_id)

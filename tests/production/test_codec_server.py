@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -14,6 +16,7 @@ from temporalio.api.common.v1 import Payload, Payloads
 
 from production.keys import new_key_entry
 from scope_tool.config.codec import EncryptionCodec, parse_encryption_keys
+from scope_tool.serving import codec_server
 from scope_tool.serving._errors import CommandError
 from scope_tool.serving.codec_server import CodecServer, start_codec_server
 
@@ -223,3 +226,26 @@ def test_bad_content_lengths_are_refused_before_reading(
 ) -> None:
     line = _raw_post(server, length_header, b'{"payloads": [')
     assert line.split(b" ")[1] == status, line
+
+
+def test_a_connection_that_never_finishes_its_request_is_closed(
+    codec: EncryptionCodec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Red-team pass of #25: every half-sent request held a thread forever (no socket timeout),
+    before any token was checked; 300 such connections held 300 threads in ``scope-tool dev``."""
+    monkeypatch.setattr(codec_server, "_IDLE_SECONDS", 1.0)
+    running = start_codec_server(codec, host="127.0.0.1", port=0, token=TOKEN)
+    port = running.server.server_address[1]
+    try:
+        stalled = []
+        for sent in (b"POST /decode HTTP/1.1\r\nHost: x\r\n", b"POST /decode HTTP/1.1\r\n"):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+            sock.sendall(sent)
+            stalled.append(sock)
+        started = time.monotonic()
+        for sock in stalled:
+            assert sock.recv(1024) == b""  # closed by the server, not by our 10 s timeout
+            sock.close()
+        assert time.monotonic() - started < 8
+    finally:
+        running.stop()

@@ -73,3 +73,42 @@ async def test_an_undecryptable_signal_is_dropped_and_recorded(
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
     ]
     assert failed == []
+
+
+@pytest.mark.timeout(120)
+async def test_a_signal_with_no_payload_or_several_is_dropped(
+    temporal_client: Any, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Red-team pass of #25: ``answer`` and ``stage_answer`` with zero or two payloads.
+
+    The SDK calls a named handler with as many arguments as the signal carried; one declared
+    ``(self, raw)`` then raised ``TypeError`` on every workflow task, so any Temporal client,
+    keys or not, wedged a call for good with ``signal(ANSWER)`` and no argument.
+    """
+    monkeypatch.delenv("SCOPE_TOOL_ENCRYPTION_KEYS", raising=False)
+    keys = new_key_entry("k1")
+    calls = ToolCalls(client_with_keys(temporal_client, keys), task_queue=task_queue)
+    keyless = client_with_keys(temporal_client, None)
+    request = Request(name="secret_note", arguments=json.dumps({"note": "n"}))
+    handle = await calls.start(request, call_id=f"note-{uuid.uuid4()}")
+    async with build_worker(calls.client, REGISTRY, task_queue=task_queue):
+        waiting = await wait_for_phase(handle, Phase.AWAITING_INPUT)
+        request_id = waiting.pending.request_id
+        hostile = keyless.get_workflow_handle(handle.call_id)
+        one = {"request_id": request_id, "response": "dHJ1ZQ=="}
+        for name in (ANSWER, STAGE_ANSWER):
+            await hostile.signal(name)
+            await hostile.signal(name, args=[one, one])
+        await hostile.signal("no_such_signal", args=[one])
+        status = await handle.status()
+        assert status.phase is Phase.AWAITING_INPUT
+        await handle.answer({"approve": True, "comment": "fine"}, answered_by="alice")
+        outcome = await handle.result()
+    assert outcome.phase is Phase.COMPLETED
+    history = await handle.workflow_handle.fetch_history()
+    failed = [
+        event
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    ]
+    assert failed == []

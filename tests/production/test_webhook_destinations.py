@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+import threading
 import uuid
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 import pytest
+from temporalio.exceptions import ApplicationError
 
 from scope_tool import Request
 from scope_tool.client import ToolCalls
+from scope_tool.config import webhook
 from scope_tool.config.webhook import check_destination, parse_allowed
+from scope_tool.wire import NotifyInput
+from scope_tool.workers import Notifier
 
 
 @pytest.mark.parametrize(
@@ -67,3 +73,87 @@ async def test_the_facade_applies_the_allow_list_setting_as_the_cli_does(
             await calls.start(
                 request, call_id=f"c-{uuid.uuid4()}", notify_url="https://evil.example/x"
             )
+
+
+# --- red-team pass of #25 -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://2852039166/latest/meta-data/",  # 169.254.169.254 as one decimal number
+        "http://0251.0376.0251.0376/",  # octal parts
+        "http://0xa9fea9fe/",  # one hex number
+        "http://0xA9.0xFE.0xA9.0xFE/",
+        "http://169.254.43518/",  # a.b.c with the last part 16 bits
+    ],
+)
+def test_legacy_ipv4_spellings_of_metadata_addresses_are_refused(url: str) -> None:
+    """``inet_aton`` (what urllib connects with) reads these as 169.254.169.254."""
+    with pytest.raises(ValueError, match="link-local or cloud metadata"):
+        check_destination(url, ())
+
+
+class _Hop:
+    """A loopback HTTP server answering every request with ``status`` (and ``location``)."""
+
+    def __init__(self, status: int, location: str | None = None) -> None:
+        self.seen: list[tuple[str, str]] = []
+        seen = self.seen
+
+        class Handler(BaseHTTPRequestHandler):
+            def _any(self) -> None:
+                seen.append((self.command, self.path))
+                self.send_response(status)
+                if location is not None:
+                    self.send_header("Location", location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_GET = do_POST = _any
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _notice(url: str) -> NotifyInput:
+    return NotifyInput(url=url, event="finished", call_id="c", tool="t", phase="SUCCEEDED")
+
+
+async def test_the_notifier_does_not_follow_a_redirect_out_of_the_allow_list() -> None:
+    """urllib turned a 302 to a POST into a GET of any Location: the allow-list (and the
+    metadata refusal) no longer applied to where the worker's request went."""
+    elsewhere = _Hop(200)
+    allowed = _Hop(302, f"http://127.0.0.1:{elsewhere.port}/admin/delete")
+    try:
+        notifier = Notifier(allowed=f"http://127.0.0.1:{allowed.port}/hooks/")
+        with pytest.raises(Exception, match="302"):
+            await notifier.notify(_notice(f"http://127.0.0.1:{allowed.port}/hooks/x"))
+        assert allowed.seen == [("POST", "/hooks/x")]
+        assert elsewhere.seen == []
+    finally:
+        allowed.close()
+        elsewhere.close()
+
+
+async def test_a_name_that_resolves_to_a_refused_address_is_refused_at_connect(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The URL's name is checked as written; the address it resolves to is checked on the
+    connected socket (no second lookup to race). Loopback stands in for 169.254/16 here."""
+    receiver = _Hop(204)
+    monkeypatch.setattr(webhook, "is_metadata_address", lambda address: address.startswith("127."))
+    try:
+        with pytest.raises(ApplicationError, match="link-local or cloud metadata"):
+            await Notifier().notify(_notice(f"http://localhost:{receiver.port}/hook"))
+        assert receiver.seen == []
+    finally:
+        receiver.close()

@@ -52,7 +52,7 @@ docs/errors.md; tests/package/test_public_names.py checks that every class is in
 
 Not in the tree, on purpose: private control-flow signals, caught inside the engine that
 raises them and never seen by a caller (``_schema_limits.TooDeep`` and ``OverBudget``,
-``_schema_fast._Unsupported``, ``_approval._NotRelocatable``, ``inbox.gate._Refusal``), and an
+``_schema_fast._Unsupported``, ``_approval._NotRelocatable``, ``inbox.gate._Refusal``, ``workers._notify._RefusedPeer``), and an
 input request, which is a result, not an error.
 
 Messages keep the Go catalogue's wording: the sentinel text, then ``": "`` and the detail

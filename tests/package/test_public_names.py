@@ -257,6 +257,7 @@ INTERNAL_SIGNALS = {
     "scope_tool._schema_limits.OverBudget",
     "scope_tool._schema_limits.TooDeep",
     "scope_tool.inbox.gate._Refusal",
+    "scope_tool.workers._notify._RefusedPeer",
 }
 
 

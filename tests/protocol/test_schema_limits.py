@@ -19,8 +19,17 @@ from scope_tool._schema_check import CheckOutcome
 from scope_tool._schema_limits import MAX_EVALUATION_DEPTH, MAX_NESTING
 from scope_tool.errors import InvalidInputRequestError
 
-# 0: the test's own depth; the others leave 700, 300 and 60 frames of the default 1000.
-STACK_DEPTHS = (0, 300, 700, 940)
+# Frames of the default 1000 left to the check: None is the test's own depth; the others are
+# counted from wherever the test runs (a pytest-xdist worker starts deeper than pytest alone),
+# 27 being what the deepest call left when run by plain pytest.
+FRAMES_LEFT = (None, 700, 300, 27)
+
+
+def _frames_in_use() -> int:
+    frame, count = sys._getframe(1), 0
+    while frame is not None:
+        count, frame = count + 1, frame.f_back
+    return count
 
 
 def at_stack_depth(extra_frames: int, work):
@@ -45,7 +54,10 @@ def nested_list(levels: int) -> bytes:
 
 def verdicts_at_every_depth(work) -> set:
     assert sys.getrecursionlimit() == 1000  # the figures below assume the default
-    seen = {at_stack_depth(depth, work) for depth in STACK_DEPTHS}
+    here = _frames_in_use()
+    depths = [0 if left is None else 1000 - here - left for left in FRAMES_LEFT]
+    assert all(depth >= 0 for depth in depths), (here, depths)
+    seen = {at_stack_depth(depth, work) for depth in depths}
     assert sys.getrecursionlimit() == 1000  # and the check never changed it
     return seen
 

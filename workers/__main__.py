@@ -60,6 +60,16 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+_NO_SECRET = (
+    "scope-tool: warning: SCOPE_TOOL_IDENTITY_SECRET is not set: this worker ({identity}) cannot"
+    " verify identity tokens, so an answer to a call started with --require-verified"
+    " (require_verified=True) is refused not_verified whenever this worker checks it; give"
+    " every worker on task queue {queue!r} the same secret"
+)
+"""Said once at start: the answer check runs on whichever worker holds the call, so one worker
+without the secret breaks verified answers for every call it happens to check."""
+
+
 class _RegistryMissing(Exception):
     """A ``--tools`` that is well formed but names nothing loadable (exit 1, not 2)."""
 
@@ -107,6 +117,12 @@ async def _serve(args: argparse.Namespace) -> None:
             file=sys.stderr,
             flush=True,
         )
+        if identity_secret_from_environment() is None:
+            print(
+                _NO_SECRET.format(identity=client.identity, queue=settings.task_queue),
+                file=sys.stderr,
+                flush=True,
+            )
         await stop.wait()
     shutdown_telemetry()
     print("worker stopped", file=sys.stderr, flush=True)

@@ -55,6 +55,7 @@ from scope_tool.config.tracing import (
 )
 from scope_tool.wire import ANSWER, NOT_SERVED_HERE, ROUND_ACTIVITIES, RoundFailed, RoundResult
 from scope_tool.wire._status import CallOutcome, CallStatus
+from scope_tool.workers._core_logs import core_logging
 
 __all__ = [
     "TRACING_VARIABLE",
@@ -302,26 +303,30 @@ ANSWER_WAIT_BUCKETS: tuple[float, ...] = (
 days, so the buckets reach a month instead of stopping at Temporal's default of 10 s."""
 
 
-def prometheus_runtime(address: str) -> Runtime:
-    """A Temporal runtime serving Prometheus metrics at ``http://ADDRESS/metrics``.
+def prometheus_runtime(address: str | None) -> Runtime:
+    """A worker's Temporal runtime: serving Prometheus metrics at ``http://ADDRESS/metrics``
+    (none with ``address`` ``None``), the core's log lines plain and a few seconds apart
+    (:func:`~scope_tool.workers._core_logs.core_logging`).
 
     Pass it as ``runtime=`` to ``Client.connect``; the worker's Temporal metrics and scope-tool's
     (see the module docstring) are both served there, durations in seconds.
     """
-    return Runtime(
-        telemetry=TelemetryConfig(
-            metrics=PrometheusConfig(
-                bind_address=parse_metrics_address(address),
-                durations_as_seconds=True,
-                histogram_bucket_overrides={"scope_tool_answer_wait_seconds": ANSWER_WAIT_BUCKETS},
-            )
+    metrics = (
+        None
+        if address is None
+        else PrometheusConfig(
+            bind_address=parse_metrics_address(address),
+            durations_as_seconds=True,
+            histogram_bucket_overrides={"scope_tool_answer_wait_seconds": ANSWER_WAIT_BUCKETS},
         )
     )
+    return Runtime(telemetry=TelemetryConfig(logging=core_logging(), metrics=metrics))
 
 
 def connect_options(*, metrics: str | None) -> dict[str, Any]:
-    """``Client.connect`` keywords for a worker process: interceptors and, with ``metrics``, a
-    Prometheus runtime; with ``SCOPE_TOOL_TRACING`` on, this process also exports over OTLP.
+    """``Client.connect`` keywords for a worker process: interceptors and its runtime (core log
+    lines plain and a few seconds apart; with ``metrics``, Prometheus metrics); with
+    ``SCOPE_TOOL_TRACING`` on, this process also exports over OTLP.
 
     Raises:
         ValueError: ``metrics`` is not ``HOST:PORT``.
@@ -331,8 +336,7 @@ def connect_options(*, metrics: str | None) -> dict[str, Any]:
     options: dict[str, Any] = {
         "interceptors": telemetry_interceptors(tracing=tracing, metrics=metrics is not None)
     }
-    if metrics is not None:
-        options["runtime"] = prometheus_runtime(metrics)
+    options["runtime"] = prometheus_runtime(metrics)
     if tracing:
         _SHUTDOWN.append(install_otlp_tracing())
     return options

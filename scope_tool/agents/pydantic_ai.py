@@ -54,7 +54,7 @@ from scope_tool import Definition, Principal, Registry, Request
 from scope_tool.agents._results import ModelResult, model_result
 from scope_tool.agents._turns import call_id_for
 from scope_tool.agents.errors import AgentsError
-from scope_tool.client import CallStatus, Phase, ToolCalls
+from scope_tool.client import CallStatus, Phase, ToolCalls, WorkerWait
 
 __all__ = ["ScopeToolset", "deferred_results"]
 
@@ -74,6 +74,7 @@ class _Options:
     principal: Principal | None
     require_verified: bool
     on_waiting: Callable[[CallStatus], object] | None = None
+    on_worker_wait: Callable[[str, WorkerWait], object] | None = None
 
 
 class ScopeToolset(AbstractToolset[Any]):
@@ -97,6 +98,11 @@ class ScopeToolset(AbstractToolset[Any]):
         on_waiting: With ``on_wait="inline"``, called with the call's status (its ``call_id``
             and pending question) when a call stops to wait for a person, before the run waits:
             say there what it waits for and how to answer, or the run just goes quiet.
+        on_worker_wait: Called with the call id and the :class:`~scope_tool.client.WorkerWait`
+            when no worker has taken a call for a few seconds (its worker stopped, or none
+            serves the tool); the run keeps waiting. ``None``: a warning of the
+            ``scope_tool.client`` logger says so, with the call id
+            (:meth:`~scope_tool.client.ToolCalls.start_and_wait`).
         id: The toolset's id among an agent's toolsets.
     """
 
@@ -113,6 +119,7 @@ class ScopeToolset(AbstractToolset[Any]):
         principal: Principal | None = None,
         require_verified: bool = False,
         on_waiting: Callable[[CallStatus], object] | None = None,
+        on_worker_wait: Callable[[str, WorkerWait], object] | None = None,
     ) -> None:
         for given, expected, what in (
             (calls, ToolCalls, "calls must be a scope_tool.client.ToolCalls"),
@@ -133,6 +140,7 @@ class ScopeToolset(AbstractToolset[Any]):
             principal=principal,
             require_verified=require_verified,
             on_waiting=on_waiting,
+            on_worker_wait=on_worker_wait,
         )
         self._id = id
 
@@ -185,6 +193,7 @@ class ScopeToolset(AbstractToolset[Any]):
             allowed_answerers=self._options.allowed_answerers,
             principal=self._options.principal,
             require_verified=self._options.require_verified,
+            on_worker_wait=self._options.on_worker_wait,
         )
         if status.phase is Phase.AWAITING_INPUT:
             if self._options.on_wait == "defer":

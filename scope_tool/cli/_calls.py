@@ -29,7 +29,7 @@ from scope_tool.cli._render import (
     schema_refusal_details,
     status_to_json,
 )
-from scope_tool.cli._tools import require_served
+from scope_tool.cli._tools import require_admissible_arguments, require_served
 from scope_tool.serving._connection import connect, connection_flags, settings_from_args
 from scope_tool.serving._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
 
@@ -131,6 +131,7 @@ async def run_call(args: argparse.Namespace) -> int:
     principal = parse_principal(args.acting_for) if args.acting_for else None
     calls = await connect(settings_from_args(args))
     await require_served(calls, args.name)  # before anything starts
+    await require_admissible_arguments(calls, args.name, arguments)
     try:
         from datetime import timedelta
 

@@ -4,8 +4,9 @@ temporalio's Rust core writes its log lines (coloured ``WARN`` lines about retri
 example while the server restarts under ``result --wait``) straight to the process's stderr. A
 command-line user reads stderr for one thing: the command's own message. So CLI processes run on a
 runtime whose core logs are forwarded to a Python logger that keeps only errors and writes nothing
-unless ``SCOPE_TOOL_DEBUG=1`` asks for diagnostics. The worker process (``python -m scope_tool.workers``) keeps
-the SDK's default: its log is a file an operator reads.
+unless ``SCOPE_TOOL_DEBUG=1`` asks for diagnostics. The worker process (``python -m scope_tool.workers``),
+whose log an operator reads, writes them as one plain line every few seconds
+(``scope_tool.workers._core_logs``).
 """
 
 from __future__ import annotations

@@ -30,7 +30,12 @@ from scope_tool import Principal, Request, current_principal, wire
 from scope_tool._read_only import ReadOnly
 from scope_tool.client._answer_text import is_short_text
 from scope_tool.client._closed import closed_phase, phase_clause, summary_phase
-from scope_tool.client._first_stop import refused_start, start_at_first_stop, start_options
+from scope_tool.client._first_stop import (
+    WorkerWaitReport,
+    refused_start,
+    start_at_first_stop,
+    start_options,
+)
 from scope_tool.client._handle import ToolCallHandle
 from scope_tool.client._keywords import refuse_unknown_keywords
 from scope_tool.client._routing import ServedTools, ToolInfo, list_tools
@@ -222,6 +227,7 @@ class ToolCalls:
         *,
         call_id: str,
         max_wait: timedelta | None = None,
+        on_worker_wait: WorkerWaitReport | None = None,
         **options: Unpack[CallOptions],
     ) -> tuple[ToolCallHandle, CallStatus]:
         """Start (or attach to) a call and return it with its status at its first stop.
@@ -230,6 +236,11 @@ class ToolCalls:
         (update-with-start of the ``first_stop`` update) where the server supports it, else
         :meth:`start` and the ``status`` query polled. Same arguments, attach rules and errors
         as :meth:`start`; with ``max_wait``, a call still running then is returned RUNNING.
+
+        When no worker takes the call for a few seconds (every worker stopped, or none serves
+        its tool or contract), ``on_worker_wait`` is called with the call id and the
+        :class:`WorkerWait` (once per wait; it keeps waiting); without it a warning of the
+        ``scope_tool.client`` logger says so, with the call id.
 
         Raises:
             ValueError: an argument is malformed (nothing was started).
@@ -247,6 +258,7 @@ class ToolCalls:
             call,
             lambda: self.start(request, call_id=call_id, **pinned),
             max_wait=max_wait,
+            on_worker_wait=on_worker_wait,
         )
 
     async def _call_input(

@@ -13,11 +13,18 @@ answer in one round trip, where ``start`` plus polling ``status`` needs several.
 * a finished call with this id (``REJECT_DUPLICATE`` refuses the start) and a server without
   update-with-start both fall back to ``start`` (which attaches, checking the request from the
   call's history) and the polled ``status``.
+
+A first stop can be minutes away for want of a worker (every worker stopped, or none serves the
+tool any more). It is not silent: after :data:`WORKER_WAIT_REPORT_AFTER` a watcher looks (a
+describe every few seconds, no RPC before) and reports the call id and the worker it waits for,
+once per wait.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -39,6 +46,7 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from scope_tool.client._routing import workflow_task_wait
 from scope_tool.wire import (
     FIRST_STOP,
     PHASE_KEY,
@@ -47,7 +55,7 @@ from scope_tool.wire import (
     ToolCallInput,
     first_stop_update_id,
 )
-from scope_tool.wire._status import CallOutcome, CallStatus, Phase
+from scope_tool.wire._status import CallOutcome, CallStatus, Phase, WorkerWait
 from scope_tool.wire.errors import CallConflictError, ToolCallsError
 from scope_tool.wire.web_ui_text import start_details, start_summary
 
@@ -55,7 +63,9 @@ if TYPE_CHECKING:
     from scope_tool.client._handle import ToolCallHandle
 
 __all__ = [
+    "WORKER_WAIT_REPORT_AFTER",
     "StartOptions",
+    "WorkerWaitReport",
     "refused_start",
     "start_at_first_stop",
     "start_options",
@@ -68,6 +78,15 @@ _POLL_GROWTH: Final = 1.5
 
 _NOT_SUPPORTED: Final = (RPCStatusCode.UNIMPLEMENTED, RPCStatusCode.PERMISSION_DENIED)
 """How a server without (or with disabled) update-with-start refuses ExecuteMultiOperation."""
+
+WORKER_WAIT_REPORT_AFTER: Final = timedelta(seconds=4)
+"""How long a first stop waits before looking whether the call waits for a worker (a round a
+polling worker takes starts within milliseconds), and then how often it looks again."""
+
+WorkerWaitReport = Callable[[str, WorkerWait], object]
+"""Told the call id and the worker it waits for (``start_and_wait(on_worker_wait=...)``)."""
+
+_log = logging.getLogger("scope_tool.client")
 
 
 class StartOptions(TypedDict):
@@ -110,12 +129,73 @@ async def start_at_first_stop(
     start: Callable[[], Awaitable[ToolCallHandle]],
     *,
     max_wait: timedelta | None,
+    on_worker_wait: WorkerWaitReport | None = None,
 ) -> tuple[ToolCallHandle, CallStatus]:
     """Update-with-start ``first_stop`` for the checked input ``call``; see the module docstring.
 
     ``get`` is ``ToolCalls.get`` (a handle on a call id); ``start`` is ``ToolCalls.start`` bound
-    to the same arguments: the fallback path.
+    to the same arguments: the fallback path. ``on_worker_wait`` is told when the call waits
+    for a worker (``None``: a warning of the ``scope_tool.client`` logger says so).
     """
+    watcher = asyncio.create_task(
+        _watch_for_worker(client, task_queue, get, call, on_worker_wait or _warn_worker_wait)
+    )
+    try:
+        return await _first_stop(client, task_queue, get, call, start, max_wait=max_wait)
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+
+
+def _warn_worker_wait(call_id: str, wait: WorkerWait) -> None:
+    _log.warning(
+        "call %s is %s; it goes on when such a worker runs (or end it: scope-tool cancel %s)",
+        call_id,
+        wait.message,
+        call_id,
+    )
+
+
+async def _watch_for_worker(
+    client: Client,
+    task_queue: str,
+    get: Callable[[str], ToolCallHandle],
+    call: ToolCallInput,
+    report: WorkerWaitReport,
+) -> None:
+    """Report each new wait of the call for a worker, until cancelled (best effort: a look
+    that fails is tried again next time, never raised into the first stop)."""
+    told: str | None = None
+    while True:
+        await asyncio.sleep(WORKER_WAIT_REPORT_AFTER.total_seconds())
+        handle = get(call.call_id)
+        try:
+            wait = await workflow_task_wait(
+                client, handle.workflow_handle, tool=call.tool, task_queue=task_queue
+            )
+            if wait is None:
+                status = await handle.status(wait_for_worker=WORKER_WAIT_REPORT_AFTER)
+                wait = status.waiting_for_worker
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # the call not created yet, a query nobody answered...
+            _log.debug("looking whether call %s waits for a worker: %s", call.call_id, err)
+            continue
+        if wait is not None and wait.message != told:
+            told = wait.message
+            report(call.call_id, wait)
+
+
+async def _first_stop(
+    client: Client,
+    task_queue: str,
+    get: Callable[[str], ToolCallHandle],
+    call: ToolCallInput,
+    start: Callable[[], Awaitable[ToolCallHandle]],
+    *,
+    max_wait: timedelta | None,
+) -> tuple[ToolCallHandle, CallStatus]:
     operation: WithStartWorkflowOperation[Any, CallOutcome] = WithStartWorkflowOperation(
         WORKFLOW_NAME, call, **start_options(call, task_queue=task_queue)
     )

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from temporalio.api.enums.v1 import PendingActivityState, TaskQueueType
+from temporalio.api.enums.v1 import PendingActivityState, PendingWorkflowTaskState, TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle
@@ -39,6 +39,7 @@ __all__ = [
     "last_poll",
     "list_tools",
     "worker_wait",
+    "workflow_task_wait",
 ]
 
 STUCK_AFTER = timedelta(seconds=3)
@@ -61,15 +62,21 @@ class ToolInfo:
     contract_digests: tuple[str, ...]
 
 
-async def last_poll(client: Client, queue: str) -> datetime | bool | None:
-    """When a worker last polled ``queue`` for activities: a time, ``None`` (no poller known),
-    or ``False`` when the server could not say (the caller then assumes nothing)."""
+async def last_poll(
+    client: Client,
+    queue: str,
+    *,
+    kind: TaskQueueType.ValueType = TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+) -> datetime | bool | None:
+    """When a worker last polled ``queue`` for ``kind`` tasks (activities unless told): a time,
+    ``None`` (no poller known), or ``False`` when the server could not say (the caller then
+    assumes nothing)."""
     try:
         response = await client.workflow_service.describe_task_queue(
             DescribeTaskQueueRequest(
                 namespace=client.namespace,
                 task_queue=TaskQueue(name=queue),
-                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+                task_queue_type=kind,
             ),
             timeout=timedelta(seconds=5),
         )
@@ -197,5 +204,34 @@ async def worker_wait(
         contract_digest=route.contract_digest,
         task_queue=route.task_queue,
         waiting_since=route.scheduled_at,
+        last_poll_at=seen if isinstance(seen, datetime) else None,
+    )
+
+
+async def workflow_task_wait(
+    client: Client, handle: WorkflowHandle[object, object], *, tool: str, task_queue: str
+) -> WorkerWait | None:
+    """Whether the call's own workflow task has waited :data:`STUCK_AFTER` for a worker.
+
+    That is the wait :func:`worker_wait` cannot see: with no worker on the main queue at all
+    (every worker stopped), the ``status`` query has nobody to answer it either, so this reads
+    the call's description instead (one describe, and one of the queue when it waits).
+    """
+    description = await handle.describe()
+    raw = description.raw_description
+    if not raw.HasField("pending_workflow_task"):
+        return None
+    task = raw.pending_workflow_task
+    if task.state != PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED:
+        return None
+    since = task.scheduled_time.ToDatetime(tzinfo=UTC)
+    if datetime.now(UTC) - since < STUCK_AFTER:
+        return None
+    seen = await last_poll(client, task_queue, kind=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW)
+    return WorkerWait(
+        tool=tool,
+        contract_digest=None,
+        task_queue=task_queue,
+        waiting_since=since,
         last_poll_at=seen if isinstance(seen, datetime) else None,
     )

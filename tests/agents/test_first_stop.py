@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import logging
+import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -15,7 +17,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from agents.agent_tools import ledger_lines
 from scope_tool import Request
-from scope_tool.client import CallConflictError, CallNotFoundError, Phase, ToolCalls
+from scope_tool.client import CallConflictError, CallNotFoundError, Phase, ToolCalls, WorkerWait
 
 
 def note(ledger: Path, text: str) -> Request:
@@ -165,3 +167,44 @@ async def test_a_server_without_update_with_start_falls_back_to_polling(
     assert status.outcome is not None
     assert status.outcome.output.text() == "slept polled"
     assert handle.call_id == call_id
+
+
+async def test_a_call_no_worker_takes_is_reported_with_its_call_id_after_a_few_seconds(
+    calls: ToolCalls, temporal_client: Any, task_queue: str, caplog: pytest.LogCaptureFixture
+):
+    # The worker stopped: nothing polls the task queue, so the first stop would wait silently.
+    call_id = f"fs-{uuid.uuid4()}"
+    reported: list[tuple[str, WorkerWait]] = []
+    began = time.monotonic()
+    first_stop = asyncio.create_task(
+        calls.start_and_wait(
+            sleep(0),
+            call_id=call_id,
+            on_worker_wait=lambda call, wait: reported.append((call, wait)),
+        )
+    )
+    for _ in range(75):
+        if reported:
+            break
+        await asyncio.sleep(0.2)
+    assert not first_stop.done()  # it keeps waiting; it only says so
+    first_stop.cancel()
+    [(reported_id, wait)] = reported
+    assert reported_id == call_id
+    assert wait.task_queue == task_queue
+    assert "waiting for a worker with tool sleep" in wait.message
+    assert time.monotonic() - began < 10
+    # Without a callback the facade says so itself, as a warning of ``scope_tool.client``.
+    other_id = f"fs-{uuid.uuid4()}"
+    with caplog.at_level(logging.WARNING, logger="scope_tool.client"):
+        quiet = asyncio.create_task(calls.start_and_wait(sleep(0), call_id=other_id))
+        for _ in range(75):
+            if caplog.records:
+                break
+            await asyncio.sleep(0.2)
+        quiet.cancel()
+    [line] = [record.getMessage() for record in caplog.records if other_id in record.getMessage()]
+    assert "waiting for a worker" in line
+    assert f"scope-tool cancel {other_id}" in line
+    for each in (call_id, other_id):
+        await temporal_client.get_workflow_handle(each).terminate("test over")

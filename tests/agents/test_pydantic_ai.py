@@ -34,7 +34,7 @@ from pydantic_ai.tools import DeferredToolRequests
 from examples.agent import tools as example_tools
 from scope_tool.agents import call_id_for
 from scope_tool.agents.pydantic_ai import ScopeToolset, deferred_results
-from scope_tool.client import CallStatus, Phase, ToolCalls
+from scope_tool.client import CallStatus, Phase, ToolCalls, WorkerWait
 from scope_tool.workers import build_worker
 
 
@@ -148,6 +148,36 @@ async def test_inline_mode_waits_for_the_person_within_one_run(
     result = await asyncio.wait_for(running, timeout=30)
     assert result.output == "final: wrote 4 bytes to c.txt"
     assert (example_worker / "c.txt").read_text() == "abcd"
+
+
+async def test_a_toolset_whose_worker_stopped_says_so_with_the_call_id(
+    calls: ToolCalls, temporal_client: Any, task_queue: str
+):
+    async with build_worker(temporal_client, example_tools.registry, task_queue=task_queue):
+        for _ in range(100):  # it served the tool a moment ago
+            if await calls.serves("write_file"):
+                break
+            await asyncio.sleep(0.05)
+    conversation = f"chat-{uuid.uuid4()}"
+    told: list[tuple[str, WorkerWait]] = []
+    agent = agent_for(
+        calls,
+        conversation,
+        write_then_summarise("d.txt", "x"),
+        on_worker_wait=lambda call_id, wait: told.append((call_id, wait)),
+    )
+    running = asyncio.create_task(agent.run("write x to d.txt"))
+    for _ in range(300):
+        if told:
+            break
+        await asyncio.sleep(0.05)
+    assert not running.done()
+    running.cancel()
+    call_id = call_id_for(conversation, "call_w1")
+    [(told_id, wait)] = told
+    assert told_id == call_id
+    assert "waiting for a worker" in wait.message
+    await temporal_client.get_workflow_handle(call_id).terminate("test over")
 
 
 def test_the_toolset_refuses_bad_options(calls: ToolCalls):

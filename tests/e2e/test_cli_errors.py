@@ -55,10 +55,11 @@ def test_unknown_tool_is_refused_before_anything_starts(dev_session: DevProcess)
     assert_user_error(missing, code=1, contains="no call with id 'never-started'")
 
 
-def test_invalid_arguments_end_invalid(dev_session: DevProcess) -> None:
+def test_invalid_arguments_are_refused_before_anything_starts(dev_session: DevProcess) -> None:
     result = cli(dev_session, "call", "add", '{"a": "two", "b": 3}', "--wait")
-    assert result.code == 1, result
-    assert "INVALID" in result.stdout
+    assert result.code == 2, result
+    assert "started" not in result.stdout
+    assert "do not satisfy the input schema of tool 'add' at /a:" in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
 
 

@@ -39,8 +39,15 @@ def test_worker_serves_a_registry_from_the_current_folder(
     module = f"my_tools_{uuid.uuid4().hex[:6]}"
     (tmp_path / f"{module}.py").write_text(TOOLS)
     queue = f"own-tools-{uuid.uuid4().hex[:6]}"
-    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH",)}
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("PYTHONPATH", "SCOPE_TOOL_IDENTITY_SECRET")
+    }
     environment["SCOPE_TOOL_ADDRESS"] = dev_session.address
+    # This tree's scope_tool (not whichever the console script's environment installed); the
+    # tool module is still found only in the current folder.
+    environment["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     worker = subprocess.Popen(
         # The console script (not ``python -m``): the current folder is not on its sys.path.
         [
@@ -62,6 +69,14 @@ def test_worker_serves_a_registry_from_the_current_folder(
         assert worker.stderr is not None
         ready = worker.stderr.readline()
         assert "worker ready" in ready, ready
+        # Without the identity secret it says so at once, naming itself: it would refuse every
+        # verified answer whose check it runs.
+        warning = worker.stderr.readline()
+        assert warning.startswith("scope-tool: warning: SCOPE_TOOL_IDENTITY_SECRET is not set"), (
+            warning
+        )
+        assert f"@{os.uname().nodename}" in warning, warning
+        assert "--require-verified" in warning, warning
         waited = cli(
             dev_session,
             "call",

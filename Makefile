@@ -36,8 +36,11 @@ run: $(RUN_STAMP)
 	$(BIN)/scope-tool dev $(if $(filter command line,$(origin PORT)),--port $(PORT)) $(ARGS)
 
 ## Lint, type-check and run the whole suite (protocol, runtime against a real server, e2e).
+## Three pytest processes (pytest-xdist), each with its own Temporal server: the suite mostly
+## waits on servers and subprocesses, so three share the two cores well. TEST_JOBS=0 runs serially.
+TEST_JOBS ?= 3
 test: $(STAMP) $(CHROMIUM) lint typecheck
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS))
 
 ## Install Debian's chromium for the browser tests when it is missing (needs root, as CI runs).
 browser: $(CHROMIUM)

@@ -8,6 +8,7 @@ here, so when the connection settings move into ``workflows`` or refusals become
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import re
 import time
@@ -24,6 +25,8 @@ from scope_tool.client import AnswerRejectedError, ToolCallHandle, ToolCalls
 __all__ = ["CallOwners", "WorkerCheck", "connect_calls", "derive_call_id", "refusal_reason"]
 
 _RECENT_POLL = timedelta(seconds=120)
+_SETTLE_SECONDS = 3.0
+"""How long an empty poller list is asked again before "no worker" counts."""
 """A poller seen this recently counts as alive (an idle worker re-polls about every minute)."""
 
 _KEY = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
@@ -54,9 +57,24 @@ class WorkerCheck:
         self._seen_at = float("-inf")
 
     async def has_worker(self) -> bool:
-        """True when a worker polled the queue's workflow tasks in the last two minutes."""
+        """True when a worker polled the queue's workflow tasks in the last two minutes.
+
+        A worker that has just started (``scope-tool dev`` prints ready once its worker says
+        so) may not have reached the server with its first poll yet, so an empty answer is
+        asked again for up to :data:`_SETTLE_SECONDS` before it counts.
+        """
         if time.monotonic() - self._seen_at < self._remember:
             return True
+        deadline = time.monotonic() + _SETTLE_SECONDS
+        while True:
+            if await self._polled():
+                self._seen_at = time.monotonic()
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.25)
+
+    async def _polled(self) -> bool:
         client = self._calls.client
         response = await client.workflow_service.describe_task_queue(
             DescribeTaskQueueRequest(
@@ -66,12 +84,10 @@ class WorkerCheck:
             )
         )
         now = datetime.now(UTC)
-        for poller in response.pollers:
-            seen = poller.last_access_time.ToDatetime(tzinfo=UTC)
-            if now - seen <= _RECENT_POLL:
-                self._seen_at = time.monotonic()
-                return True
-        return False
+        return any(
+            now - poller.last_access_time.ToDatetime(tzinfo=UTC) <= _RECENT_POLL
+            for poller in response.pollers
+        )
 
 
 class CallOwners:

@@ -22,7 +22,11 @@ from temporalio.worker import PollerBehaviorAutoscaling, UnsandboxedWorkflowRunn
 from scope_tool import Registry
 from scope_tool.config._converter import for_workflow_worker, with_scope_tool_converter
 from scope_tool.config.settings import DEFAULT_TASK_QUEUE
-from scope_tool.wire.identity import identity_secret_from_environment, install_identity_secret
+from scope_tool.wire.identity import (
+    identity_secret_from_environment,
+    install_identity_secret,
+    install_worker_identity,
+)
 from scope_tool.workers._activities import ToolActivities
 from scope_tool.workers._check_answer import check_answer
 from scope_tool.workers._notify import Notifier
@@ -106,6 +110,7 @@ def build_worker(
     secret = identity_secret_from_environment()
     if secret is not None:
         install_identity_secret(secret)
+    install_worker_identity(client.identity)
     client = with_scope_tool_converter(client)
     plan = route_plan(versions, task_queue=task_queue)
 

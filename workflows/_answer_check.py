@@ -181,13 +181,21 @@ class AnswerCheck:
         return cls(state, max_steps=None, max_bytes=None)
 
     def validate(
-        self, answer: AnswerInput, *, identity_secret: bytes | None, now: float
+        self,
+        answer: AnswerInput,
+        *,
+        identity_secret: bytes | None,
+        now: float,
+        worker: str | None = None,
     ) -> Verdict:
-        """The update validator's verdict: a token is verified with ``identity_secret``."""
+        """The update validator's verdict: a token is verified with ``identity_secret``.
+
+        ``worker`` names the worker checking, in the refusal when it has no secret.
+        """
 
         def verified(token: str) -> str | IdentityError | None:
             try:
-                return verify_token(token, secret=identity_secret, now=now).name
+                return verify_token(token, secret=identity_secret, now=now, worker=worker).name
             except IdentityError as exc:
                 return exc
 

@@ -103,7 +103,7 @@ with workflow.unsafe.imports_passed_through():
         shown_answers,
     )
     from scope_tool.wire.errors import PayloadDecryptionError, RefusalReason
-    from scope_tool.wire.identity import installed_identity_secret
+    from scope_tool.wire.identity import installed_identity_secret, installed_worker_identity
     from scope_tool.wire.web_ui_text import finished_details, running_details, waiting_details
     from scope_tool.workflows._answer_check import (
         MAX_REFUSAL_TEXT,
@@ -611,7 +611,10 @@ class ToolCallWorkflow:
         # (trust model: scope_tool.wire.identity); absent, a token is refused not_verified.
         answer = self._staged.unstaged(answer)
         verdict = self._answer_check().validate(
-            answer, identity_secret=installed_identity_secret(), now=workflow.now().timestamp()
+            answer,
+            identity_secret=installed_identity_secret(),
+            now=workflow.now().timestamp(),
+            worker=installed_worker_identity(),
         )
         if isinstance(verdict, Accepted) and not verdict.duplicate:
             self._validated.add((verdict.request_id, answer.response))

@@ -115,6 +115,25 @@ def installed_identity_secret() -> bytes | None:
     return _installed
 
 
+_worker_identity: str | None = None
+
+
+def install_worker_identity(identity: str | None) -> None:
+    """Name this process's worker (its Temporal identity, ``PID@HOST``) in identity refusals.
+
+    A worker without the secret refuses every token; the refusal then says which worker it
+    was, so the one misconfigured replica can be found. Process-wide, never in any history
+    (a validator's refusal is not recorded).
+    """
+    global _worker_identity
+    _worker_identity = identity
+
+
+def installed_worker_identity() -> str | None:
+    """The identity installed by :func:`install_worker_identity`, if any."""
+    return _worker_identity
+
+
 def issue_token(
     name: str,
     *,
@@ -178,18 +197,22 @@ def token_subject(token: str) -> str | None:
     return sub if isinstance(sub, str) else None
 
 
-def verify_token(token: str, *, secret: bytes | None, now: float) -> VerifiedIdentity:
+def verify_token(
+    token: str, *, secret: bytes | None, now: float, worker: str | None = None
+) -> VerifiedIdentity:
     """Check a token's signature and expiry at ``now`` (seconds since the epoch).
 
     Deterministic: the workflow passes ``workflow.now()``.
 
     Raises:
-        IdentityError: ``reason="not_verified"`` for a missing secret, a malformed or forged
-            token; ``reason="token_expired"`` for a genuine one past its expiry.
+        IdentityError: ``reason="not_verified"`` for a missing secret (naming ``worker``, the
+            one that checked, when given), a malformed or forged token;
+            ``reason="token_expired"`` for a genuine one past its expiry.
     """
     if secret is None:
+        who = f"worker {worker}" if worker else "this worker"
         raise IdentityError(
-            f"this worker cannot verify identities: {SECRET_VARIABLE} is not set in its environment"
+            f"{who} cannot verify identities: {SECRET_VARIABLE} is not set in its environment"
         )
     signed_part, signature, claims = _claims(token)
     if not hmac.compare_digest(hmac_signature(secret, signed_part), signature):

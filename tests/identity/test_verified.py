@@ -202,3 +202,25 @@ async def test_an_inbox_without_the_secret_cannot_answer_a_verified_call(
     assert sent.json()["reason"] == "not_verified"
     assert (await handle.status()).answers == ()
     await handle.cancel()
+
+
+async def test_a_worker_without_the_secret_names_itself_in_the_refusal(
+    temporal_client: Any, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One replica without SCOPE_TOOL_IDENTITY_SECRET: the refusal says which one (#26.13)."""
+    from scope_tool.wire.identity import SECRET_VARIABLE, install_identity_secret
+    from scope_tool.workers import build_worker
+
+    from .tools import REGISTRY
+
+    monkeypatch.delenv(SECRET_VARIABLE, raising=False)
+    install_identity_secret(None)
+    calls = ToolCalls(temporal_client, task_queue=task_queue)
+    async with build_worker(temporal_client, REGISTRY, task_queue=task_queue):
+        handle = await _waiting_call(calls, require_verified=True)
+        token = issue_token("alice", secret=SECRET, issuer="test", lifetime=timedelta(minutes=5))
+        refused = await _refused(handle, identity_token=token)
+        assert refused.reason is RefusalReason.NOT_VERIFIED
+        assert f"worker {temporal_client.identity} cannot verify identities" in refused.message
+        assert SECRET_VARIABLE in refused.message
+        await handle.cancel()

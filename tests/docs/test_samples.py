@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import subprocess
@@ -136,3 +138,44 @@ def test_the_testing_page_is_a_pytest_file_that_passes(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "3 passed" in done.stdout
+
+
+def _pydantic_ai_reference_block() -> CodeBlock:
+    found = [
+        b for b in _python_blocks(ROOT / "docs" / "agents.md") if "async def first_turn" in b.text
+    ]
+    assert len(found) == 1, "docs/agents.md has no (or several) Pydantic AI reference samples"
+    return found[0]
+
+
+async def test_the_pydantic_ai_reference_runs_as_written_off_the_default_port(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    temporal_client: Any,
+    temporal_address: str,
+    task_queue: str,
+) -> None:
+    """Copied as written, with the address and task queue in SCOPE_TOOL_* settings (the session
+    server is not on 7233), the three steps run offline with the model the page names."""
+    pytest.importorskip("pydantic_ai")
+    from examples.agent.tools import registry as agent_registry
+
+    conversation = f"chat-{uuid.uuid4().hex[:8]}"
+    source = _pydantic_ai_reference_block().text.replace('"chat-42"', repr(conversation))
+    assert 'localhost:7233")' not in source, "the sample must not pin the default address"
+    monkeypatch.setenv("SCOPE_TOOL_ADDRESS", temporal_address)
+    monkeypatch.setenv("SCOPE_TOOL_TASK_QUEUE", task_queue)
+    monkeypatch.setenv("SCOPE_TOOL_FILES_DIR", str(tmp_path / "files"))
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {"__name__": "pydantic_ai_reference"}
+    exec(compile_sample(_pydantic_ai_reference_block(), source), namespace)
+    async with build_worker(temporal_client, agent_registry, task_queue=task_queue):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            await namespace["first_turn"]("test")
+        call_ids = printed.getvalue().split()
+        assert call_ids == [f"{conversation}:pyd_ai_tool_call_id__write_file"]
+        await namespace["answer_from_code"](call_ids[0])
+        output = await namespace["next_turn"]("test")
+    assert isinstance(output, str), output
+    assert "wrote 1 bytes to a" in output, output

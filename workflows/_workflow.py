@@ -107,6 +107,7 @@ with workflow.unsafe.imports_passed_through():
     from scope_tool.wire.web_ui_text import finished_details, running_details, waiting_details
     from scope_tool.workflows._answer_check import (
         MAX_REFUSAL_TEXT,
+        WORKFLOW_CHECK_BYTES,
         Accepted,
         AnswerCheck,
         CallState,
@@ -143,6 +144,18 @@ _NOT_TAKEN_HERE = frozenset({NOT_SERVED_HERE, "NotFoundError"})
 """Failures of a round offered on the main queue that ran nothing: refused by a worker without
 the tool or contract, or failed by a worker predating ``CALL_TOOL_HERE_ACTIVITY`` (Temporal's
 "not registered on this worker")."""
+BOUNDED_TASK_CHECKS_PATCH = "bounded-answer-checks-per-task"
+"""The ``workflow.patched`` id of bounding the answer text checked in workflow code per task."""
+_TASK_CHECK_BYTES = 128 * 1024
+"""Answer text one workflow task may parse and check in workflow code; past it, the checks of
+that task go to the ``check_answer`` activity (one at a time). Temporal hands a call every
+signal and update that arrived since its last task in one activation, and any Temporal client
+may send them: a burst of answers slow to parse (deep nesting, ~50 ms per 64 KiB) ran one
+activation past the SDK's two-second deadlock detector, and the task failed on every retry
+and replay (second red-team pass of #25)."""
+_CHECK_MIN_CHARGE = 4096
+"""What each check counts against ``_TASK_CHECK_BYTES`` at least (its schema steps and the
+work around it cost something even for a short answer)."""
 _CHECK_TIMEOUT = timedelta(seconds=60)
 _CHECK_ATTEMPTS = 3
 
@@ -187,6 +200,11 @@ class ToolCallWorkflow:
         # again. Validators do not run on replay, so there the handler decides it itself, to
         # the same verdict (the check is a pure function of the same state).
         self._validated: set[tuple[str, bytes]] = set()
+        # Answer text checked in workflow code in the current workflow task (see
+        # _TASK_CHECK_BYTES): by handlers and signals, keyed by the task's history length, which
+        # replays the same; and by update validators, which never replay, kept apart.
+        self._task_checks: tuple[int, int] = (-1, 0)
+        self._task_validations: tuple[int, int] = (-1, 0)
 
     @workflow.run
     async def run(self, call: ToolCallInput) -> CallOutcome:
@@ -471,7 +489,7 @@ class ToolCallWorkflow:
 
     # --- answers ---------------------------------------------------------------------------
 
-    def _answer_check(self) -> AnswerCheck:
+    def _answer_check(self, *, max_bytes: int = WORKFLOW_CHECK_BYTES) -> AnswerCheck:
         """The one answer decision over the call's state as it is now."""
         question = self._question
         return AnswerCheck(
@@ -482,8 +500,34 @@ class ToolCallWorkflow:
                 pending_request=question.request if question is not None else None,
                 carried=question.carried if question is not None else None,
                 answered=self._answers,
-            )
+            ),
+            max_bytes=max_bytes,
         )
+
+    def _charged(self, spent: tuple[int, int], answer: AnswerInput) -> tuple[int | None, int]:
+        """The text this check may parse here (``None``: none, it goes to the activity) and
+        the count of this task once it is done (see ``_TASK_CHECK_BYTES``)."""
+        task = workflow.info().get_current_history_length()
+        used = spent[1] if spent[0] == task else 0
+        if len(answer.response) > WORKFLOW_CHECK_BYTES:
+            return WORKFLOW_CHECK_BYTES, used  # not parsed here in any case
+        cost = max(len(answer.response), _CHECK_MIN_CHARGE)
+        if cost > _TASK_CHECK_BYTES - used:
+            return None, used
+        return WORKFLOW_CHECK_BYTES, used + cost
+
+    def _bounded_check(self, answer: AnswerInput) -> AnswerCheck:
+        """The check of a handler or signal, within this task's budget of workflow-code checks."""
+        max_bytes, used = self._charged(self._task_checks, answer)
+        task = workflow.info().get_current_history_length()
+        if max_bytes is None:
+            # Over budget: the check goes to the activity (gated, so that histories recorded
+            # before the budget replay their checks in workflow code).
+            if workflow.patched(BOUNDED_TASK_CHECKS_PATCH):
+                return self._answer_check(max_bytes=-1)
+            return self._answer_check()
+        self._task_checks = (task, used)
+        return self._answer_check(max_bytes=max_bytes)
 
     def _check(
         self,
@@ -493,7 +537,7 @@ class ToolCallWorkflow:
         via_signal: bool,
     ) -> Accepted | Refused | Unchecked:
         """The handler's verdict (an update's, or a signal's, which may carry no token)."""
-        check = self._answer_check()
+        check = self._bounded_check(answer)
         if via_signal:
             return check.signal(answer, schema_verdict=schema_verdict)
         pending = self._pending
@@ -610,7 +654,12 @@ class ToolCallWorkflow:
         # The worker installs the identity secret from its environment, never from history
         # (trust model: scope_tool.wire.identity); absent, a token is refused not_verified.
         answer = self._staged.unstaged(answer)
-        verdict = self._answer_check().validate(
+        # Validators never replay, so they keep their own count (see _TASK_CHECK_BYTES); past
+        # it an answer passes provisionally, and its handler decides within the task's budget.
+        max_bytes, used = self._charged(self._task_validations, answer)
+        self._task_validations = (workflow.info().get_current_history_length(), used)
+        check = self._answer_check(max_bytes=-1 if max_bytes is None else max_bytes)
+        verdict = check.validate(
             answer,
             identity_secret=installed_identity_secret(),
             now=workflow.now().timestamp(),

@@ -203,8 +203,8 @@ class ToolCallWorkflow:
         # Answer text checked in workflow code in the current workflow task (see
         # _TASK_CHECK_BYTES): by handlers and signals, keyed by the task's history length, which
         # replays the same; and by update validators, which never replay, kept apart.
-        self._task_checks: tuple[int, int] = (-1, 0)
-        self._task_validations: tuple[int, int] = (-1, 0)
+        self._task_checks: tuple[object, int] = (-1, 0)
+        self._task_validations: tuple[object, int] = (-1, 0)
 
     @workflow.run
     async def run(self, call: ToolCallInput) -> CallOutcome:
@@ -504,10 +504,11 @@ class ToolCallWorkflow:
             max_bytes=max_bytes,
         )
 
-    def _charged(self, spent: tuple[int, int], answer: AnswerInput) -> tuple[int | None, int]:
+    def _charged(
+        self, spent: tuple[object, int], answer: AnswerInput, task: object
+    ) -> tuple[int | None, int]:
         """The text this check may parse here (``None``: none, it goes to the activity) and
-        the count of this task once it is done (see ``_TASK_CHECK_BYTES``)."""
-        task = workflow.info().get_current_history_length()
+        the count of ``task`` once it is done (see ``_TASK_CHECK_BYTES``)."""
         used = spent[1] if spent[0] == task else 0
         if len(answer.response) > WORKFLOW_CHECK_BYTES:
             return WORKFLOW_CHECK_BYTES, used  # not parsed here in any case
@@ -516,18 +517,19 @@ class ToolCallWorkflow:
             return None, used
         return WORKFLOW_CHECK_BYTES, used + cost
 
-    def _bounded_check(self, answer: AnswerInput) -> AnswerCheck:
-        """The check of a handler or signal, within this task's budget of workflow-code checks."""
-        max_bytes, used = self._charged(self._task_checks, answer)
+    def _bounded_check(self, answer: AnswerInput) -> tuple[AnswerCheck, bool]:
+        """The check of a handler or signal, within this task's budget of workflow-code checks,
+        and whether it was within that budget."""
         task = workflow.info().get_current_history_length()
+        max_bytes, used = self._charged(self._task_checks, answer, task)
         if max_bytes is None:
             # Over budget: the check goes to the activity (gated, so that histories recorded
             # before the budget replay their checks in workflow code).
             if workflow.patched(BOUNDED_TASK_CHECKS_PATCH):
-                return self._answer_check(max_bytes=-1)
-            return self._answer_check()
+                return self._answer_check(max_bytes=-1), False
+            return self._answer_check(), True
         self._task_checks = (task, used)
-        return self._answer_check(max_bytes=max_bytes)
+        return self._answer_check(max_bytes=max_bytes), True
 
     def _check(
         self,
@@ -537,12 +539,15 @@ class ToolCallWorkflow:
         via_signal: bool,
     ) -> Accepted | Refused | Unchecked:
         """The handler's verdict (an update's, or a signal's, which may carry no token)."""
-        check = self._bounded_check(answer)
+        check, in_budget = self._bounded_check(answer)
         if via_signal:
             return check.signal(answer, schema_verdict=schema_verdict)
         pending = self._pending
+        # The validator's verdict stands in only within the task's budget: past it a replay,
+        # which has no validator, sends the check to the activity, and so must the first run.
         if (
-            schema_verdict is None
+            in_budget
+            and schema_verdict is None
             and pending is not None
             and (pending.request_id, answer.response) in self._validated
         ):
@@ -656,8 +661,11 @@ class ToolCallWorkflow:
         answer = self._staged.unstaged(answer)
         # Validators never replay, so they keep their own count (see _TASK_CHECK_BYTES); past
         # it an answer passes provisionally, and its handler decides within the task's budget.
-        max_bytes, used = self._charged(self._task_validations, answer)
-        self._task_validations = (workflow.info().get_current_history_length(), used)
+        # A refused update adds nothing to history, so an activation is known by its history
+        # length and its time together.
+        task = (workflow.info().get_current_history_length(), workflow.now())
+        max_bytes, used = self._charged(self._task_validations, answer, task)
+        self._task_validations = (task, used)
         check = self._answer_check(max_bytes=-1 if max_bytes is None else max_bytes)
         verdict = check.validate(
             answer,

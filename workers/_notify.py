@@ -126,7 +126,19 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-_OPENER = urllib.request.build_opener(_NoRedirects, _HTTPHandler, _HTTPSHandler)
+_OPENER = urllib.request.OpenerDirector()
+for _handler in (
+    urllib.request.ProxyHandler(),
+    urllib.request.UnknownHandler(),
+    _HTTPHandler(),
+    _HTTPSHandler(),
+    _NoRedirects(),
+    urllib.request.HTTPDefaultErrorHandler(),
+    urllib.request.HTTPErrorProcessor(),
+):
+    # build_opener's handlers less ftp:, file: and data:, which would connect without the
+    # connected-address check of _CheckedHTTP (third red-team pass of #25).
+    _OPENER.add_handler(_handler)
 
 
 def _post(url: str, body: bytes, signature: dict[str, str]) -> None:

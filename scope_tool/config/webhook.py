@@ -145,6 +145,9 @@ def check_destination(url: str, allowed: Sequence[str]) -> None:
             link-local or metadata destination not explicitly allowed.
     """
     target = urlsplit(url)
+    if target.scheme.lower() not in ("http", "https"):
+        # Only HTTP(S) connections check the address they reached (ftp: would not).
+        raise ValueError(f"notify_url must be an http(s) URL, got scheme {target.scheme!r}")
     path = _resolved(target.path)
     for entry in allowed:
         prefix = urlsplit(entry)

@@ -157,3 +157,24 @@ async def test_a_name_that_resolves_to_a_refused_address_is_refused_at_connect(
         assert receiver.seen == []
     finally:
         receiver.close()
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://localhost:8080/x", "file:///etc/passwd", "data:,x", "gopher://h/x"]
+)
+def test_only_http_urls_are_destinations(url: str) -> None:
+    """ftp: and the like connect without the connected-address check (third red-team pass)."""
+    with pytest.raises(ValueError, match="notify_url must be an http"):
+        check_destination(url, ())
+
+
+def test_the_notifier_opens_only_http_and_https() -> None:
+    from scope_tool.workers._notify import _OPENER
+
+    schemes = {
+        name.removesuffix("_open")
+        for handler in _OPENER.handlers
+        for name in dir(handler)
+        if name.endswith("_open") and name not in ("do_open", "default_open", "unknown_open")
+    }
+    assert schemes == {"http", "https"}

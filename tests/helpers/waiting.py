@@ -33,3 +33,15 @@ async def wait_until_async(predicate: Any, within: float = 20) -> None:
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("condition never became true")
         await asyncio.sleep(0.1)
+
+
+async def workflow_task_failures(handle: Any) -> list[Any]:
+    """The ``WorkflowTaskFailed`` events of a call's history (a healthy call has none)."""
+    from temporalio.api.enums.v1 import EventType
+
+    history = await handle.workflow_handle.fetch_history()
+    return [
+        event
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    ]

@@ -16,8 +16,7 @@ import uuid
 from typing import Any
 
 import pytest
-from helpers.waiting import wait_for_phase
-from temporalio.api.enums.v1 import EventType
+from helpers.waiting import wait_for_phase, workflow_task_failures
 
 from production.tools import REGISTRY
 from scope_tool import Request
@@ -51,10 +50,4 @@ async def test_a_burst_of_slow_answers_does_not_fail_the_workflow_task(
         await handle.answer({"approve": True, "comment": "fine"}, answered_by="alice")
         outcome = await handle.result()
     assert outcome.phase is Phase.COMPLETED
-    history = await handle.workflow_handle.fetch_history()
-    failed = [
-        event
-        for event in history.events
-        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
-    ]
-    assert failed == []
+    assert await workflow_task_failures(handle) == []

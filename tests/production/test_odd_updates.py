@@ -15,8 +15,7 @@ import uuid
 from typing import Any
 
 import pytest
-from helpers.waiting import wait_for_phase
-from temporalio.api.enums.v1 import EventType
+from helpers.waiting import wait_for_phase, workflow_task_failures
 
 from production.tools import REGISTRY
 from scope_tool import Request
@@ -58,10 +57,4 @@ async def test_odd_updates_and_queries_are_refused_to_their_sender(
         await handle.answer({"approve": True, "comment": "fine"}, answered_by="alice")
         outcome = await handle.result()
     assert outcome.phase is Phase.COMPLETED
-    history = await handle.workflow_handle.fetch_history()
-    failed = [
-        event
-        for event in history.events
-        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
-    ]
-    assert failed == []
+    assert await workflow_task_failures(handle) == []

@@ -14,9 +14,8 @@ import uuid
 from typing import Any
 
 import pytest
-from helpers.waiting import wait_for_phase, wait_until_async
+from helpers.waiting import wait_for_phase, wait_until_async, workflow_task_failures
 from temporalio.api.common.v1 import Payload
-from temporalio.api.enums.v1 import EventType
 from temporalio.common import RawValue
 
 from production.keys import client_with_keys, new_key_entry
@@ -66,13 +65,7 @@ async def test_an_undecryptable_signal_is_dropped_and_recorded(
         await handle.answer({"approve": True, "comment": "fine"}, answered_by="alice")
         outcome = await handle.result()
     assert outcome.phase is Phase.COMPLETED
-    history = await handle.workflow_handle.fetch_history()
-    failed = [
-        event
-        for event in history.events
-        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
-    ]
-    assert failed == []
+    assert await workflow_task_failures(handle) == []
 
 
 @pytest.mark.timeout(120)
@@ -105,10 +98,4 @@ async def test_a_signal_with_no_payload_or_several_is_dropped(
         await handle.answer({"approve": True, "comment": "fine"}, answered_by="alice")
         outcome = await handle.result()
     assert outcome.phase is Phase.COMPLETED
-    history = await handle.workflow_handle.fetch_history()
-    failed = [
-        event
-        for event in history.events
-        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
-    ]
-    assert failed == []
+    assert await workflow_task_failures(handle) == []

@@ -14,8 +14,11 @@ Cancellation: the tool's task is cancelled on its own loop. An ``async def`` too
 next ``await``; a synchronous function (``Func`` runs it in a thread) cannot be interrupted, so
 the runner waits up to ``grace`` for it and reports what it did (:attr:`RoundEnd.note`).
 
-Cost: one thread and one event loop per round (measured in docs/runtime.md); a tool needing a
-resource bound to one loop (an async client created at import) must create it inside the call.
+Cost: one event loop per round, on a thread of its own. Threads are kept and reused: a round
+takes an idle one (starting a thread costs more than the rest of a short round), and a thread idle
+for :data:`IDLE_SECONDS` ends. A thread runs one round at a time and each round starts in an empty
+context, so a reused thread carries nothing from the round before. A tool needing a resource bound
+to one loop (an async client created at import) must create it inside the call.
 """
 
 from __future__ import annotations
@@ -24,16 +27,20 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
-__all__ = ["TICK_SECONDS", "RoundEnd", "run_isolated"]
+__all__ = ["IDLE_SECONDS", "TICK_SECONDS", "RoundEnd", "run_isolated"]
 
 TICK_SECONDS: Final = 0.1
 """How often a tool's loop proves it is not blocked."""
+
+IDLE_SECONDS: Final = 60.0
+"""How long a round's thread waits for the next round before it ends."""
 
 _LOG = logging.getLogger("scope_tool.workers")
 
@@ -68,10 +75,10 @@ class _ToolThread(Generic[T]):
         self.ended: asyncio.Future[RoundEnd[T]] = owner.create_future()
         self.ended_at = 0.0
         self.exited: asyncio.Future[float] = owner.create_future()
-        self._thread = threading.Thread(target=self._main, name=f"scope-tool {label}", daemon=True)
+        self._label = label
 
     def start(self) -> None:
-        self._thread.start()
+        _Carrier.take().run(self._main, name=f"scope-tool {self._label}")
 
     def cancel(self) -> None:
         def cancel_task() -> None:
@@ -118,6 +125,49 @@ class _ToolThread(Generic[T]):
             self._owner.call_soon_threadsafe(settle)
 
 
+class _Carrier:
+    """A thread that runs rounds one at a time, waiting idle in between (see the module doc)."""
+
+    _idle: ClassVar[list[_Carrier]] = []
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], None], str]] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="scope-tool idle", daemon=True).start()
+
+    @classmethod
+    def take(cls) -> _Carrier:
+        """An idle thread, else a new one; it runs the next job handed to it."""
+        with cls._lock:
+            if cls._idle:
+                return cls._idle.pop()
+        return cls()
+
+    def run(self, job: Callable[[], None], *, name: str) -> None:
+        self._jobs.put((job, name))
+
+    def _serve(self) -> None:
+        me = threading.current_thread()
+        while True:
+            try:
+                job, name = self._jobs.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if self in self._idle:
+                        self._idle.remove(self)
+                        return
+                # Taken just as the wait ended: its job is on the way.
+                job, name = self._jobs.get()
+            me.name = name
+            try:
+                # An empty context, as a new thread has: nothing of an earlier round leaks in.
+                contextvars.Context().run(job)
+            finally:
+                with self._lock:
+                    me.name = "scope-tool idle"
+                    self._idle.append(self)
+
+
 async def run_isolated(
     make: Callable[[], Coroutine[Any, Any, T]],
     *,
@@ -125,7 +175,7 @@ async def run_isolated(
     warn_after: float,
     grace: float,
 ) -> RoundEnd[T]:
-    """Run ``make()`` on a new event loop in a new thread and wait for it without blocking.
+    """Run ``make()`` on a new event loop in a thread of its own and wait for it without blocking.
 
     Args:
         make: builds the tool's coroutine (called in the new thread, in a copy of this context).

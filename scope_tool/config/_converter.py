@@ -7,7 +7,10 @@ encoding. This one keeps raw JSON readable in the Web UI and exact:
 * ``bytes`` (always UTF-8 JSON text here) travel as a JSON string and come back as the same bytes;
 * an :class:`~scope_tool.Output` travels as its own ``to_json()`` text and is rebuilt with
   ``Output.from_json`` (so it is validated again on the way in);
-* dataclasses are encoded one level at a time, so the rules above apply at any depth.
+* dataclasses are encoded one level at a time, so the rules above apply at any depth; they are
+  decoded as Temporal does, with each class's field types resolved once per process instead of
+  on every payload (``typing.get_type_hints`` evaluates every annotation of a module written with
+  ``from __future__ import annotations`` again each time: most of a wire value's decoding time).
 
 Everything else is Temporal's default behaviour, so values of other shapes still work.
 """
@@ -15,6 +18,8 @@ Everything else is Temporal's default behaviour, so values of other shapes still
 from __future__ import annotations
 
 import dataclasses
+import functools
+import typing
 from typing import Any
 
 from temporalio.client import Client
@@ -27,6 +32,7 @@ from temporalio.converter import (
     DefaultPayloadConverter,
     JSONPlainPayloadConverter,
     JSONTypeConverter,
+    value_to_type,
 )
 
 from scope_tool import Output
@@ -73,7 +79,37 @@ class _TypeConverter(JSONTypeConverter):
             if not isinstance(value, str):
                 raise TypeError(f"expected Output JSON text, got {type(value).__name__}")
             return Output.from_json(value.encode("utf-8"))
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            return self._dataclass(hint, value)
         return JSONTypeConverter.Unhandled
+
+    def _dataclass(self, hint: type, value: Any) -> Any:
+        """Temporal's dataclass decoding (same checks, same errors), field types cached."""
+        if not isinstance(value, dict):
+            raise TypeError(f"Cannot convert to dataclass {hint}, value is {type(value)} not dict")
+        converters = [self]
+        init_values: dict[str, Any] = {}
+        later: dict[str, Any] = {}
+        for name, field_hint, init in _fields(hint):
+            field_value = value.get(name, dataclasses.MISSING)
+            if field_value is dataclasses.MISSING:
+                continue  # the constructor raises for a missing required field
+            try:
+                converted = value_to_type(field_hint, field_value, converters)
+            except Exception as err:
+                raise TypeError(f"Failed converting field {name} on dataclass {hint}") from err
+            (init_values if init else later)[name] = converted
+        obj = hint(**init_values)
+        for name, field_value in later.items():
+            object.__setattr__(obj, name, field_value)
+        return obj
+
+
+@functools.lru_cache(maxsize=512)  # bounded: a sandboxed worker makes classes per run
+def _fields(cls: type) -> tuple[tuple[str, Any, bool], ...]:
+    """``cls``'s fields as (name, resolved type, passed to ``__init__``), resolved once."""
+    hints = typing.get_type_hints(cls)
+    return tuple((field.name, hints[field.name], field.init) for field in dataclasses.fields(cls))
 
 
 class ScopeToolPayloadConverter(CompositePayloadConverter):

@@ -23,8 +23,10 @@ straight to the worker completing the workflow task when it has a free slot (eag
 saving a trip through the server's matching. A worker that does not serve the round's tool (round
 1) or contract (re-entry) refuses it before running anything (``wire.NOT_SERVED_HERE``); so does
 a round no slot took within ``_HERE_WAIT``; then the round is sent to its routed queue as above,
-and no attempt is counted. Histories recorded before this (no ``EAGER_ROUNDS_PATCH`` marker)
-replay their rounds on the routed queues.
+and no attempt is counted. A call started with ``eager_rounds`` in its input takes this path
+without a patch marker (a marker costs two history events and a search-attribute write per
+call); one started without it asks ``workflow.patched(EAGER_ROUNDS_PATCH)``, so histories
+recorded before eager rounds (no marker) replay their rounds on the routed queues.
 
 The module is deterministic: no I/O, time from ``workflow.now()``, no global state. It runs
 outside Temporal's sandbox (``sandboxed=False``; see ``scope_tool.workers.workflow_runner``): it is the only
@@ -304,8 +306,9 @@ class ToolCallWorkflow:
         """
         call = self._call
         attempt = 0
-        # Gated so histories recorded before the offer existed replay their routed rounds.
-        here = call.routed and workflow.patched(EAGER_ROUNDS_PATCH)
+        # Gated so histories recorded before the offer existed replay their routed rounds: a
+        # call whose input says so needs no patch marker (see ToolCallInput.eager_rounds).
+        here = call.routed and (call.eager_rounds or workflow.patched(EAGER_ROUNDS_PATCH))
         while True:
             queue: str | None
             wait: timedelta | None

@@ -320,6 +320,7 @@ class ToolCalls:
             principal=principal,
             require_verified=require_verified,
             routed=True,
+            eager_rounds=True,
             unserved_timeout_seconds=(
                 self._unserved_tool_timeout
                 if await self._served.served(request.name)

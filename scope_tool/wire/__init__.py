@@ -196,6 +196,11 @@ class ToolCallInput:
     # Rounds run on the tool's and the contract's queues; False (calls started before routing
     # existed) runs them on the main queue, as those calls' histories recorded.
     routed: bool = False
+    # A routed round is offered on the workflow's own queue first (eager dispatch). Recorded in
+    # the input so the workflow needs no patch marker for it: a marker costs every call two
+    # history events and a search-attribute write (TemporalChangeVersion). False (calls started
+    # before this field) asks ``workflow.patched``, as those calls' histories recorded.
+    eager_rounds: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,12 +7,15 @@ with the answer; timed the same way (``execute_update`` + ``result``) once a que
 A second, diagnostic baseline is the same bare workflow keeping the ``ScopeToolPhase`` search
 attribute current as the engine does (upserted when waiting, when answered, when done): engine
 against it shows what the engine's own code costs, apart from keeping calls findable by phase.
-Sequential, rotating the three sides after a warm-up (``bench_latency``).
+Sequential, rotating the three sides after a warm-up (``bench_latency``). Afterwards one call of
+each side is read back from history: events, workflow tasks and actions per call
+(``bench_history``), which is where the difference in latency comes from.
 """
 
 from __future__ import annotations
 
 import pytest
+from bench_history import call_cost, record_call_costs
 from bench_latency import alternate_sequentially, record_latency_figures
 from bench_runs import CallSide, timed
 
@@ -21,7 +24,10 @@ WARM_UP_CALLS = 10
 
 @pytest.mark.timeout(1800)
 async def test_answer_round_trip(bench_sides, bench_settings, bench_report, check_goal):
+    last_call: dict[str, str] = {}
+
     async def one_call(side: CallSide, call_id: str, iteration: int) -> float:
+        last_call[side.name] = f"round-trip-{call_id}"
         parked = await side.worker.watch(
             side.park(f"round-trip-{call_id}", f"change {iteration}"), within=60
         )
@@ -55,5 +61,13 @@ async def test_answer_round_trip(bench_sides, bench_settings, bench_report, chec
         note="diagnostic: against the bare workflow upserting ScopeToolPhase as the engine does",
         baseline_name="baseline+phase",
     )
+    for name, baseline in (("baseline", bench_sides.bare), ("baseline+phase", bench_sides.bare)):
+        record_call_costs(
+            bench_report,
+            benchmark="2 answer round trip",
+            engine=await call_cost(bench_sides.engine.client, last_call["engine"]),
+            baseline=await call_cost(baseline.client, last_call[name]),
+            note=f"whole call (ask, wait, answer, result), against the {name}",
+        )
     for figure in figures:
         check_goal(figure)

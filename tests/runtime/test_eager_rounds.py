@@ -66,6 +66,18 @@ async def test_a_worker_serving_the_tool_runs_every_round_on_the_main_queue(
         (1, CALL_TOOL_HERE_ACTIVITY, task_queue, "completed")
     ]
     await assert_replays(plan)
+    # The input says the rounds are eager: no patch marker, no TemporalChangeVersion upsert.
+    history = await echo.workflow_handle.fetch_history()
+    assert [
+        event for event in history.events if event.HasField("marker_recorded_event_attributes")
+    ] == []
+    upserted = {
+        key
+        for event in history.events
+        if event.HasField("upsert_workflow_search_attributes_event_attributes")
+        for key in event.upsert_workflow_search_attributes_event_attributes.search_attributes.indexed_fields
+    }
+    assert upserted == {"ScopeToolPhase"}
 
 
 async def test_round_one_refused_by_a_worker_without_the_tool_runs_from_the_tool_queue(

@@ -98,8 +98,10 @@ async def test_committed_histories_replay() -> None:
     # started then must still replay (workflow.patched keeps their activity path). The four
     # oldest predate routing (rounds on the main queue); routed_approved_in_three_rounds.json
     # predates eager rounds (rounds on tool and contract queues, no "eager-rounds" marker);
-    # eager_approved_in_three_rounds.json has every round offered on the main queue.
-    assert len(files) >= 8, f"expected recorded histories in {HISTORIES}"
+    # eager_approved_in_three_rounds.json has every round offered on the main queue, gated by
+    # the "eager-rounds" marker; eager_input_approved_in_three_rounds.json the same, gated by
+    # the input's eager_rounds field, with no marker.
+    assert len(files) >= 9, f"expected recorded histories in {HISTORIES}"
     replayer = _replayer()
     for file in files:
         history = WorkflowHistory.from_json(file.stem, file.read_text(encoding="utf-8"))

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Collection
 from datetime import timedelta
 
@@ -51,6 +52,7 @@ from scope_tool.workers._isolation import run_isolated
 
 __all__ = ["ToolActivities"]
 
+_LOG = logging.getLogger("scope_tool.workers")
 _DEFAULT_HEARTBEAT_EVERY = timedelta(seconds=3)
 _DEFAULT_CANCEL_CHECK = timedelta(seconds=1)
 _DEFAULT_CANCEL_GRACE = timedelta(seconds=5)
@@ -118,13 +120,18 @@ class ToolActivities:
             # for every other tool already; only a retry-safe one must say so before it runs.
             activity.heartbeat(started)
         beating = asyncio.create_task(_heartbeat_until_cancelled(started, self._cancel_check))
+        helpers = [beating]
+        if round_input.report_running:
+            helpers.append(asyncio.create_task(_report_running(round_input)))
         try:
             result = await self._run(binding, round_input, digest=digest, retry_safe=retry_safe)
             return carried(result, round_input)
         finally:
-            beating.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await beating
+            for helper in helpers:
+                helper.cancel()
+            for helper in helpers:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await helper
 
     async def _run(
         self, binding: Binding, round_input: wire.CallToolInput, *, digest: str, retry_safe: bool
@@ -210,6 +217,25 @@ async def _heartbeat_until_cancelled(details: wire.ToolStartedHeartbeat, most: t
     while True:
         await asyncio.sleep(every.total_seconds())
         activity.heartbeat(details)
+
+
+async def _report_running(round_input: wire.CallToolInput) -> None:
+    """Once the round has run a while, tell the call, which then shows it RUNNING.
+
+    Best effort: unsent, the call shows the phase after the round when it ends.
+    """
+    await asyncio.sleep(wire.ROUND_RUNNING_AFTER_SECONDS)
+    try:
+        handle = activity.client().get_workflow_handle(round_input.call_id)
+        await handle.signal(wire.ROUND_RUNNING, round_input.round)
+    except Exception as exc:
+        _LOG.warning(
+            "call %s round %d: could not report the round running (%s); its phase shows when"
+            " it ends",
+            round_input.call_id,
+            round_input.round,
+            exc,
+        )
 
 
 def _evidence(exc: BaseException) -> Output | None:

@@ -67,6 +67,7 @@ with workflow.unsafe.imports_passed_through():
         FIRST_STOP,
         NOT_SERVED_HERE,
         PHASE_KEY,
+        ROUND_RUNNING,
         STAGE_ANSWER,
         STATUS,
         TOOL_KEY,
@@ -184,6 +185,9 @@ class ToolCallWorkflow:
     def __init__(self, call: ToolCallInput) -> None:
         self._call = call
         self._phase = Phase.RUNNING
+        # The phase the ScopeToolPhase attribute shows: it may lag behind _phase only while a
+        # round that follows an answer runs (ToolCallInput.running_shown_late).
+        self._shown_phase = Phase.RUNNING
         self._round = 0
         self._tool_ran = False  # a worker serving the tool returned a round (metric_tool)
         self._question: _Question | None = None
@@ -273,6 +277,7 @@ class ToolCallWorkflow:
                         input_request=result.input_request,
                         response=answer.response,
                         contract_digest=self._contract_digest,
+                        report_running=call.running_shown_late,
                     )
                 case RoundFailed():
                     phase = (
@@ -435,10 +440,17 @@ class ToolCallWorkflow:
     def _round_request_id(self) -> str:
         return f"{self._call.call_id}/r{self._round}"
 
-    def _set_phase(self, phase: Phase) -> None:
-        if phase is not self._phase:
-            self._phase = phase
-            workflow.upsert_search_attributes([PHASE_KEY.value_set(phase.value)])
+    def _set_phase(self, phase: Phase, *, shown: bool = True) -> None:
+        """Enter ``phase``; ``shown`` also writes it to the ScopeToolPhase attribute if it
+        differs from what the attribute shows."""
+        self._phase = phase
+        if shown:
+            self._show_phase()
+
+    def _show_phase(self) -> None:
+        if self._shown_phase is not self._phase:
+            self._shown_phase = self._phase
+            workflow.upsert_search_attributes([PHASE_KEY.value_set(self._phase.value)])
 
     def _finish(
         self,
@@ -637,7 +649,10 @@ class ToolCallWorkflow:
         self._question = None
         self._staged.clear()
         self._validated.clear()
-        self._set_phase(Phase.RUNNING)
+        # Shown at once only for calls started before running_shown_late: for the others the
+        # next round reports it once it has run a while (round_running), or its end shows the
+        # phase after it, so a quick round costs no search-attribute write.
+        self._set_phase(Phase.RUNNING, shown=not self._call.running_shown_late)
         workflow.set_current_details(running_details(self._call.tool, self._round + 1))
         return AnswerReceipt(request_id=record.request_id, round=record.round)
 
@@ -691,19 +706,36 @@ class ToolCallWorkflow:
         workflow task of the call for good: any Temporal client, keys or not, could wedge a
         call. (A name without a handler would also be buffered by the SDK for the whole run.)
         """
-        if name not in (ANSWER, STAGE_ANSWER) or len(args) != 1:
+        if name not in (ANSWER, STAGE_ANSWER, ROUND_RUNNING) or len(args) != 1:
             workflow.logger.warning(
-                "dropped signal %r with %d payloads (scope_tool.ToolCall takes %r or %r with one)",
+                "dropped signal %r with %d payloads (scope_tool.ToolCall takes %r, %r or %r with"
+                " one)",
                 name[:100],
                 len(args),
                 ANSWER,
                 STAGE_ANSWER,
+                ROUND_RUNNING,
             )
             return
         if name == ANSWER:
             await self.answer_signal(args[0])
-        else:
+        elif name == STAGE_ANSWER:
             self.stage_answer(args[0])
+        else:
+            self.round_running(args[0])
+
+    def round_running(self, raw: RawValue) -> None:
+        """A round that has run a while says so: the search attribute shows RUNNING now.
+
+        Only the current round of a running call counts; from anyone else (any Temporal client
+        may signal) it changes nothing but what is true already.
+        """
+        try:
+            round_number = workflow.payload_converter().from_payload(raw.payload, int)
+        except Exception:  # any payload: dropped, never a failed workflow task
+            return
+        if round_number == self._round and self._phase is Phase.RUNNING:
+            self._show_phase()
 
     async def answer_signal(self, raw: RawValue) -> None:
         """Fire-and-forget answer; a refused one is recorded in status and the call keeps waiting."""

@@ -321,6 +321,7 @@ class ToolCalls:
             require_verified=require_verified,
             routed=True,
             eager_rounds=True,
+            running_shown_late=True,
             unserved_timeout_seconds=(
                 self._unserved_tool_timeout
                 if await self._served.served(request.name)

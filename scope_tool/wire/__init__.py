@@ -44,6 +44,8 @@ __all__ = [
     "PHASE_KEY",
     "PUBLISH",
     "ROUND_ACTIVITIES",
+    "ROUND_RUNNING",
+    "ROUND_RUNNING_AFTER_SECONDS",
     "STAGE_ABOVE_BYTES",
     "STAGE_ANSWER",
     "STATUS",
@@ -103,6 +105,15 @@ Temporal echoes an update's input in the worker's reply that accepts or rejects 
 server hands a call every waiting update in one workflow task, whose reply gRPC caps at 4 MiB:
 a few answers near ``MAX_INPUT_BYTES`` sent together made that reply too large, and the server
 ended the call. A signal is not echoed; the update stays small."""
+ROUND_RUNNING: Final = "round_running"
+"""Signal (one int, the round) a re-entry round sends once it has run for
+:data:`ROUND_RUNNING_AFTER_SECONDS`: the call then shows ``ScopeToolPhase`` RUNNING."""
+ROUND_RUNNING_AFTER_SECONDS: Final = 2.0
+"""How long a round that follows an answer runs before the call's search attribute says RUNNING.
+
+Until then the attribute keeps AWAITING_INPUT (the status query says RUNNING at once): most such
+rounds end sooner, and then one search-attribute write per answer is saved (an event and a
+visibility update, the largest part of what an answer cost beyond bare Temporal)."""
 FIRST_STOP: Final = "first_stop"
 """Update with no argument: completes with the ``status`` value once the call is not RUNNING."""
 STATUS: Final = "status"
@@ -201,6 +212,10 @@ class ToolCallInput:
     # history events and a search-attribute write (TemporalChangeVersion). False (calls started
     # before this field) asks ``workflow.patched``, as those calls' histories recorded.
     eager_rounds: bool = False
+    # An answer leaves the ScopeToolPhase attribute at AWAITING_INPUT until the round it starts
+    # has run ROUND_RUNNING_AFTER_SECONDS (that round reports it by signal) or ends. False (calls
+    # started before this field) writes RUNNING at the answer, as those histories recorded.
+    running_shown_late: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -260,6 +275,8 @@ class CallToolInput:
     """From round 2: the contract that asked; only a worker with that contract re-enters."""
     principal: Principal | None = None
     """Who the agent acts for, given to the tool's Authorizer in every round."""
+    report_running: bool = False
+    """Signal ``ROUND_RUNNING`` once this round has run ``ROUND_RUNNING_AFTER_SECONDS``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -117,6 +117,8 @@ PINNED: dict[str, list[str]] = {
         "PHASE_KEY",
         "PUBLISH",
         "ROUND_ACTIVITIES",
+        "ROUND_RUNNING",
+        "ROUND_RUNNING_AFTER_SECONDS",
         "RoundCancelled",
         "RoundCompleted",
         "RoundErrored",

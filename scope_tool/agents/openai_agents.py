@@ -228,6 +228,10 @@ class ScopeTools:
         model should see; anything else is ``state.approve(item)``, and the resumed run returns
         the call's recorded outcome without running the tool again. With ``wait`` it waits for
         each call to end (so it returns ``[]``). Interruptions of other tools are left alone.
+
+        Arguments the SDK cannot parse interrupt the run before ``needs_approval`` runs, so no
+        durable call exists yet: this starts it (the contract refuses such arguments, and the
+        model sees why).
         """
         waiting: list[ToolApprovalItem] = []
         for item in state.get_interruptions():
@@ -328,8 +332,10 @@ def _arguments(item: ToolApprovalItem) -> str:
 
 
 def _canonical(arguments: str) -> str:
-    """The model's arguments as compact JSON (text that is no JSON is kept for the contract
-    to refuse), so every path to one call sends the same request."""
+    """The model's arguments as compact JSON (none: ``{}``; text that is no JSON is kept for
+    the contract to refuse), so every path to one call sends the same request."""
+    if not arguments.strip():
+        return "{}"
     try:
         value = json.loads(arguments)
     except ValueError:

@@ -34,7 +34,7 @@ from pydantic import BaseModel
 
 from examples.agent import tools as example_tools
 from scope_tool import Func, Registry
-from scope_tool.agents import StrictModeError, call_id_for
+from scope_tool.agents import StrictModeError, call_id_for, model_result
 from scope_tool.agents.openai_agents import ScopeTools
 from scope_tool.client import AnswerRejectedError, Phase, RefusalReason, ToolCalls
 from scope_tool.workers import build_worker
@@ -281,6 +281,27 @@ async def test_a_tool_failure_reaches_the_model_as_the_error_text(
     ]
     assert all(isinstance(item["output"], str) for item in shown)
     assert (example_worker / "g.txt").read_text() == "old"
+
+
+async def test_arguments_the_sdk_cannot_parse_are_refused_by_the_contract_and_the_model_told(
+    calls: ToolCalls, example_worker: Path
+):
+    """The SDK interrupts such a call before needs_approval runs; apply_answers starts it."""
+    conversation = f"chat-{uuid.uuid4()}"
+    model = scripted(
+        [function_call(READ, '{"path": ', call_id="call_bad")], ModelStep.respond(summarise)
+    )
+    agent, tools = agent_for(calls, conversation, model)
+    first = await Runner.run(agent, "read something")
+    assert ids(first.interruptions) == ["call_bad"]
+    state = first.to_state()
+    assert await tools.apply_answers(state) == []
+    outcome = await calls.get(call_id_for(conversation, "call_bad")).result()
+    assert outcome.phase is Phase.INVALID
+    resumed = await Runner.run(agent, state)
+    said = resumed.final_output.removeprefix("call_bad=")
+    assert said == model_result(outcome).text
+    assert "JSON" in said, said
 
 
 async def test_the_same_saved_state_resumed_twice_runs_the_tool_once(

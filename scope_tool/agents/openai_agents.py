@@ -77,6 +77,8 @@ class _Options:
     principal: Principal | None
     require_verified: bool
     answered_by: str | None
+    on_wait: Literal["interrupt", "inline"]
+    on_waiting: Callable[[CallStatus], object] | None
     on_worker_wait: Callable[[str, WorkerWait], object] | None
 
 
@@ -99,13 +101,19 @@ class ScopeTools:
         require_verified: As :meth:`scope_tool.client.ToolCalls.start`.
         answered_by: Who an approval given through the SDK (``state.approve``) is recorded as,
             when :meth:`approve` is not told.
+        on_wait: ``"interrupt"`` (the default) interrupts the run while a call waits for a
+            person (``result.interruptions``); ``"inline"`` never interrupts: the tool waits in
+            the run until the call ends (the person answers with the CLI or the inbox).
+        on_waiting: With ``on_wait="inline"``, called with the call's status (its ``call_id``
+            and pending question) when a call stops to wait for a person, before the run
+            waits: say there what it waits for and how to answer.
         on_worker_wait: Called with the call id and the :class:`~scope_tool.client.WorkerWait`
             when no worker has taken a call for a few seconds; ``None``: a warning of the
             ``scope_tool.client`` logger says so.
 
     Raises:
         TypeError: ``calls`` or ``registry`` is not what it should be.
-        ValueError: ``strict`` is not one of the values above.
+        ValueError: ``strict`` or ``on_wait`` is not one of the values above.
         TurnError: ``conversation_id`` is blank or too long.
         StrictModeError: ``strict=True`` and a schema breaks OpenAI strict mode.
     """
@@ -122,6 +130,8 @@ class ScopeTools:
         principal: Principal | None = None,
         require_verified: bool = False,
         answered_by: str | None = None,
+        on_wait: Literal["interrupt", "inline"] = "interrupt",
+        on_waiting: Callable[[CallStatus], object] | None = None,
         on_worker_wait: Callable[[str, WorkerWait], object] | None = None,
     ) -> None:
         for given, expected, what in (
@@ -130,6 +140,8 @@ class ScopeTools:
         ):
             if not isinstance(given, expected):
                 raise TypeError(f"{what}, not {type(given).__name__}")
+        if on_wait not in ("interrupt", "inline"):
+            raise ValueError(f"on_wait must be 'interrupt' or 'inline', got {on_wait!r}")
         call_id_for(conversation_id, "probe")  # refuses a blank or oversized id now
         self._calls = calls
         self._conversation_id = conversation_id
@@ -140,6 +152,8 @@ class ScopeTools:
             principal=principal,
             require_verified=require_verified,
             answered_by=answered_by,
+            on_wait=on_wait,
+            on_waiting=on_waiting,
             on_worker_wait=on_worker_wait,
         )
         # Ended calls seen by needs_approval, so the invocation right after needs no round trip.
@@ -151,7 +165,9 @@ class ScopeTools:
                 params_json_schema=entry["parameters"],
                 on_invoke_tool=self._invoke,
                 strict_json_schema=entry["strict"],
-                needs_approval=self._needs_approval_of(entry["name"]),
+                needs_approval=(
+                    self._needs_approval_of(entry["name"]) if on_wait == "interrupt" else False
+                ),
             )
             for entry in openai_tools(registry, strict=strict, api="responses")
         ]
@@ -198,7 +214,10 @@ class ScopeTools:
         if status.phase.is_terminal:
             return _shown(model_result(status))
         handle = self._calls.get(call_id)
-        if status.phase is Phase.AWAITING_INPUT and _asks_approval(status):
+        if self._options.on_wait == "inline":
+            if status.phase is Phase.AWAITING_INPUT and self._options.on_waiting is not None:
+                self._options.on_waiting(status)
+        elif status.phase is Phase.AWAITING_INPUT and _asks_approval(status):
             # The run invokes a gated call only once the SDK has approved it (state.approve):
             # that approval is the person's answer. One given elsewhere first stands.
             await _answer(handle, {"decision": "approve"}, self._options.answered_by)

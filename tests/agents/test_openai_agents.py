@@ -36,7 +36,7 @@ from examples.agent import tools as example_tools
 from scope_tool import Func, Registry
 from scope_tool.agents import StrictModeError, call_id_for, model_result
 from scope_tool.agents.openai_agents import ScopeTools
-from scope_tool.client import AnswerRejectedError, Phase, RefusalReason, ToolCalls
+from scope_tool.client import AnswerRejectedError, CallStatus, Phase, RefusalReason, ToolCalls
 from scope_tool.workers import build_worker
 
 set_tracing_disabled(True)  # offline: no trace is exported anywhere
@@ -304,6 +304,29 @@ async def test_arguments_the_sdk_cannot_parse_are_refused_by_the_contract_and_th
     assert "JSON" in said, said
 
 
+async def test_inline_mode_waits_for_the_person_within_one_run(
+    calls: ToolCalls, example_worker: Path
+):
+    conversation = f"chat-{uuid.uuid4()}"
+    told: list[CallStatus] = []  # inline, the run says what it waits for (and how to answer)
+    model = scripted([write("call_w", "i.txt", "abc")], ModelStep.respond(summarise))
+    agent, _ = agent_for(calls, conversation, model, on_wait="inline", on_waiting=told.append)
+    running = asyncio.create_task(Runner.run(agent, "write abc to i.txt"))
+    call_id = call_id_for(conversation, "call_w")
+    for _ in range(600):  # the run's own first stop: no fixed sleep, a condition
+        if told or running.done():
+            break
+        await asyncio.sleep(0.05)
+    assert not running.done()
+    assert [(status.call_id, status.phase) for status in told] == [(call_id, Phase.AWAITING_INPUT)]
+    edited = {"decision": "edit", "arguments": {"path": "i.txt", "content": "abcd"}}
+    await calls.get(call_id).answer(edited)
+    result = await asyncio.wait_for(running, timeout=60)
+    assert not result.interruptions
+    assert result.final_output == "call_w=wrote 4 bytes to i.txt"
+    assert (example_worker / "i.txt").read_text() == "abcd"
+
+
 async def test_the_same_saved_state_resumed_twice_runs_the_tool_once(
     calls: ToolCalls, example_worker: Path
 ):
@@ -328,6 +351,8 @@ async def test_the_same_saved_state_resumed_twice_runs_the_tool_once(
 
 
 def test_the_tools_refuse_bad_options(calls: ToolCalls):
+    with pytest.raises(ValueError, match="on_wait must be"):
+        ScopeTools(calls, example_tools.registry, conversation_id="c", on_wait="later")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="strict must be"):
         ScopeTools(calls, example_tools.registry, conversation_id="c", strict="yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="turn id must be a non-empty string"):

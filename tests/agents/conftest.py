@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from helpers.agent_tools import REGISTRY
 
-from agents.agent_tools import REGISTRY
 from scope_tool.client import ToolCalls
 from scope_tool.workers import build_worker
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.agent_tools import ledger_lines
 
-from agents.agent_tools import ledger_lines
 from scope_tool import Request
 from scope_tool.agents import model_result
 from scope_tool.client import AnswerRejectedError, Phase, ToolCalls

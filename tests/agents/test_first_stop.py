@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.agent_tools import ledger_lines
 from temporalio.service import RPCError, RPCStatusCode
 
-from agents.agent_tools import ledger_lines
 from scope_tool import Request
 from scope_tool.client import CallConflictError, CallNotFoundError, Phase, ToolCalls, WorkerWait
 

@@ -17,8 +17,8 @@ import json
 
 import jsonschema
 import pytest
+from helpers.agent_tools import PLAIN, REGISTRY
 
-from agents.agent_tools import PLAIN, REGISTRY
 from scope_tool import Definition, Registry
 from scope_tool.agents import (
     StrictModeError,

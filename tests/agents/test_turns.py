@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.agent_tools import REGISTRY, ledger_lines
 
-from agents.agent_tools import REGISTRY, ledger_lines
 from scope_tool.agents import ModelToolCall, TurnError, call_id_for, run_turn
 from scope_tool.client import CallNotFoundError, Phase, ToolCalls
 

@@ -23,9 +23,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from agents.agent_tools import PLAIN
 from bench_report import Figure, GoalKind
 from bench_tools import registry as bench_registry
+from helpers.agent_tools import PLAIN
 
 from scope_tool import Request
 from scope_tool.agents import ModelToolCall, run_turn, wait_for_stop

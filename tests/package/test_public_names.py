@@ -249,6 +249,7 @@ PINNED: dict[str, list[str]] = {
         "run_turn",
         "wait_for_stop",
     ],
+    "scope_tool.agents.openai_agents": ["ScopeTools"],
     "scope_tool.agents.pydantic_ai": ["ScopeToolset", "deferred_results"],
 }
 

@@ -310,6 +310,56 @@ async def test_an_edit_that_breaks_the_schema_is_refused_and_the_call_still_wait
     assert (example_worker / "d.txt").read_text() == "xyz"
 
 
+async def test_after_a_refused_confirmation_an_answer_from_elsewhere_still_resumes(
+    calls: ToolCalls, example_worker: Path, tmp_path: Path
+):
+    chat = Conversation(calls, tmp_path / "s.db", Scripted(calls=[write("f.txt", "x")], seen=[]))
+    await chat.start("write x to f.txt")
+    call_id = chat.call_id("fc-write")
+    broken = {"decision": "edit", "arguments": {"path": "f.txt"}}  # content missing
+    with pytest.raises(AnswerRejectedError):
+        await chat.confirm(ToolConfirmation(confirmed=True, payload=broken))
+    await calls.get(call_id).answer({"decision": "approve"}, answered_by="bob")
+    message = await confirmation_responses(calls, await chat.session(), wait=True)
+    assert message is not None
+    await chat.send(message)
+    assert final(chat.texts) == {"write_file": {"result": "wrote 1 bytes to f.txt"}}
+    assert waiting_calls(await chat.session()) == []
+    status = await calls.get(call_id).status()
+    assert [(a.answered_by, json.loads(a.response)) for a in status.answers] == [
+        ("bob", {"decision": "approve"})
+    ]
+
+
+async def test_a_toolset_whose_worker_stopped_says_so_with_the_call_id(
+    calls: ToolCalls, temporal_client: Any, task_queue: str, tmp_path: Path
+):
+    async with build_worker(temporal_client, example_tools.registry, task_queue=task_queue):
+        for _ in range(100):  # it served the tool a moment ago
+            if await calls.serves("read_file"):
+                break
+            await asyncio.sleep(0.05)
+    told: list[tuple[str, Any]] = []
+    chat = Conversation(
+        calls,
+        tmp_path / "s.db",
+        Scripted(calls=[read("g.txt")], seen=[]),
+        on_worker_wait=lambda call_id, wait: told.append((call_id, wait)),
+    )
+    running = asyncio.create_task(chat.start("read g.txt"))
+    for _ in range(300):
+        if told:
+            break
+        await asyncio.sleep(0.05)
+    assert not running.done()
+    running.cancel()
+    call_id = chat.call_id("fc-read")
+    [(told_id, wait)] = told
+    assert told_id == call_id
+    assert "waiting for a worker" in wait.message
+    await temporal_client.get_workflow_handle(call_id).terminate("test over")
+
+
 async def test_a_resumed_session_run_twice_writes_once(
     calls: ToolCalls, example_worker: Path, tmp_path: Path
 ):

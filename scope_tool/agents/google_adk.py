@@ -49,7 +49,7 @@ try:
     from google.adk.agents.readonly_context import ReadonlyContext
     from google.adk.sessions import Session
     from google.adk.tools.base_tool import BaseTool
-    from google.adk.tools.base_toolset import BaseToolset
+    from google.adk.tools.base_toolset import BaseToolset, ToolPredicate
     from google.adk.tools.tool_confirmation import ToolConfirmation
     from google.adk.tools.tool_context import ToolContext
     from google.genai import types
@@ -225,7 +225,7 @@ class ScopeToolset(BaseToolset):
         principal: Principal | None = None,
         require_verified: bool = False,
         on_worker_wait: Callable[[str, WorkerWait], object] | None = None,
-        tool_filter: Any = None,
+        tool_filter: ToolPredicate | list[str] | None = None,
     ) -> None:
         for given, expected, what in (
             (calls, ToolCalls, "calls must be a scope_tool.client.ToolCalls"),

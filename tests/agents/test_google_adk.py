@@ -25,6 +25,7 @@ os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 
 import pytest
 from google.adk.agents import LlmAgent
+from google.adk.apps import App, ResumabilityConfig
 from google.adk.models import BaseLlm, LlmRequest, LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions import Session
@@ -97,7 +98,16 @@ def read(path: str, call_id: str = "fc-read") -> types.FunctionCall:
 class Conversation:
     """One ADK session over a SQLite session service, its texts and confirmation requests."""
 
-    def __init__(self, calls: ToolCalls, db: Path, model: Scripted, **options: Any) -> None:
+    def __init__(
+        self,
+        calls: ToolCalls,
+        db: Path,
+        model: Scripted,
+        *,
+        resumable: bool = False,
+        **options: Any,
+    ) -> None:
+        self.resumable = resumable
         self.calls = calls
         self.db = db
         self.model = model
@@ -111,6 +121,13 @@ class Conversation:
         toolset = ScopeToolset(self.calls, example_tools.registry, **self.options)
         agent = LlmAgent(name="files_agent", model=self.model, tools=[toolset])
         service = SqliteSessionService(str(db or self.db))
+        if self.resumable:  # ADK's resumable app: the invocation pauses at a confirmation
+            app = App(
+                name=APP,
+                root_agent=agent,
+                resumability_config=ResumabilityConfig(is_resumable=True),
+            )
+            return Runner(app=app, session_service=service)
         return Runner(app_name=APP, agent=agent, session_service=service)
 
     async def start(self, text: str) -> None:
@@ -180,13 +197,15 @@ async def history_of(calls: ToolCalls, call_id: str) -> list[Any]:
 # --- in-process: one turn, ADK's confirmation, answers from elsewhere ----------------------
 
 
+@pytest.mark.filterwarnings("ignore:\\[EXPERIMENTAL\\] ResumabilityConfig:UserWarning")
+@pytest.mark.parametrize("resumable", [False, True], ids=["app", "resumable-app"])
 async def test_a_turn_with_an_ungated_and_a_gated_call_confirmed_through_adk(
-    calls: ToolCalls, example_worker: Path, tmp_path: Path
+    calls: ToolCalls, example_worker: Path, tmp_path: Path, resumable: bool
 ):
     await asyncio.to_thread(example_worker.mkdir, parents=True)
     (example_worker / "in.txt").write_text("old", encoding="utf-8")
     model = Scripted(calls=[read("in.txt"), write("out.txt", "new")], seen=[])
-    chat = Conversation(calls, tmp_path / "s.db", model)
+    chat = Conversation(calls, tmp_path / "s.db", model, resumable=resumable)
     await chat.start("copy it")
 
     # The model was offered the registry's tools, with their own names, descriptions, schemas.

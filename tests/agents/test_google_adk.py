@@ -21,8 +21,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OTEL_SDK_DISABLED", "true")
-
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.apps import App, ResumabilityConfig
@@ -43,7 +41,7 @@ from scope_tool.agents.google_adk import (
     session_conversation_id,
     waiting_calls,
 )
-from scope_tool.client import AnswerRejectedError, Phase, ToolCalls
+from scope_tool.client import AnswerRejectedError, Phase, RefusalReason, ToolCalls
 from scope_tool.workers import build_worker
 
 APP = "files"
@@ -348,6 +346,24 @@ async def test_after_a_refused_confirmation_an_answer_from_elsewhere_still_resum
     assert [(a.answered_by, json.loads(a.response)) for a in status.answers] == [
         ("bob", {"decision": "approve"})
     ]
+
+
+async def test_a_call_that_requires_a_verified_answer_refuses_adk_confirmation(
+    calls: ToolCalls, example_worker: Path, tmp_path: Path
+):
+    chat = Conversation(
+        calls,
+        tmp_path / "s.db",
+        Scripted(calls=[write("h.txt", "x")], seen=[]),
+        require_verified=True,
+    )
+    await chat.start("write x to h.txt")
+    with pytest.raises(AnswerRejectedError) as refused:
+        await chat.confirm(ToolConfirmation(confirmed=True))
+    assert refused.value.reason is RefusalReason.NOT_VERIFIED
+    status = await calls.get(chat.call_id("fc-write")).status()
+    assert (status.phase, status.answers) == (Phase.AWAITING_INPUT, ())
+    await calls.get(chat.call_id("fc-write")).cancel()
 
 
 async def test_a_toolset_whose_worker_stopped_says_so_with_the_call_id(

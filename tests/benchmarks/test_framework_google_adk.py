@@ -11,14 +11,11 @@ call. No goal: the figure is measured, not judged.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import time
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
-
-os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 
 import pytest
 from bench_functions import echo_text

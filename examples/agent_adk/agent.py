@@ -80,7 +80,10 @@ class ScriptedModel(BaseLlm):
                 said = part.function_response.response or {}
                 if "error" in said:
                     return types.Part(text=f"The tool failed: {said['error']}")
-                return types.Part(text=f"Done. The tool said: {said.get('result')}")
+                result = str(said.get("result"))
+                if "is waiting for approval" in result:  # the call waits for a person
+                    return types.Part(text=f"Not yet: {result}")
+                return types.Part(text=f"Done. The tool said: {result}")
             if part.text and (asked := _WRITE.search(part.text)):
                 arguments = {"path": asked["path"], "content": asked["content"].strip("\"'")}
                 return types.Part(

@@ -549,6 +549,38 @@ async def test_the_agent_is_killed_while_approval_waits_and_a_new_process_resume
     assert errors.strip() == "nothing to resume: no call of session chat-7 waits"
 
 
+async def test_the_example_denies_through_adk_confirmation_in_process(
+    example_worker: Path,
+    temporal_address: str,
+    task_queue: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+):
+    from examples.agent_adk.agent import main
+
+    where = [
+        "--address",
+        temporal_address,
+        "--task-queue",
+        task_queue,
+        "--db",
+        str(tmp_path / "s.db"),
+    ]
+    assert await main(["run", "write hi to deny.txt", *where, "--session", "s-1"]) == 0
+    printed = capsys.readouterr().out
+    assert 'waiting for approval: write_file {"path": "deny.txt", "content": "hi"}' in printed
+    assert "resume with: python -m examples.agent_adk.agent resume --session s-1" in printed
+    assert "Not yet: The call of write_file is waiting for approval from a person" in printed
+    # resume without --session takes the latest session; --deny answers through ADK.
+    assert await main(["resume", *where, "--deny", "not today"]) == 0
+    assert capsys.readouterr().out.strip() == (
+        'The tool failed: the call of tool "write_file" was denied by its reviewer: not today'
+    )
+    assert not (example_worker / "deny.txt").exists()
+    assert await main(["resume", *where]) == 3
+    assert capsys.readouterr().err.strip() == "nothing to resume: no call of session s-1 waits"
+
+
 def run_example(*args: str, address: str = "localhost:1") -> tuple[int, str]:
     done = subprocess.run(
         agent_command(*args),

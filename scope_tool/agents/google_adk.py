@@ -91,9 +91,11 @@ _HINT: Final = (
 def session_conversation_id(session: Session) -> str:
     """The default conversation id of a session: ``"{app_name}/{user_id}/{session id}"``.
 
-    Two users (or apps) with the same session id never share a durable call.
+    Two users (or apps) with the same session id never share a durable call: a ``/`` (or
+    ``%``) inside a part is written ``%2F`` (``%25``), so no two sessions give the same id.
     """
-    return f"{session.app_name}/{session.user_id}/{session.id}"
+    parts = (session.app_name, session.user_id, session.id)
+    return "/".join(part.replace("%", "%25").replace("/", "%2F") for part in parts)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -36,6 +36,7 @@ from examples.agent import tools as example_tools
 from scope_tool.agents import call_id_for
 from scope_tool.agents.google_adk import (
     CONFIRMATION_CALL,
+    PAYLOAD_KEYS,
     ScopeToolset,
     confirmation_responses,
     session_conversation_id,
@@ -222,6 +223,7 @@ async def test_a_turn_with_an_ungated_and_a_gated_call_confirmed_through_adk(
     args = request.args or {}
     assert args["originalFunctionCall"]["id"] == "fc-write"
     payload = args["toolConfirmation"]["payload"]
+    assert set(payload) == set(PAYLOAD_KEYS)
     assert payload["call_id"] == write_id
     assert payload["request_id"] == f"{write_id}/r1"
     assert payload["prompt"]["arguments"] == {"path": "out.txt", "content": "new"}
@@ -439,6 +441,11 @@ async def test_a_fixed_or_derived_conversation_id_names_the_calls(
     await other.start("read x.txt")
     await calls.get(call_id_for(f"t-{other.session_id}", "fc-read")).result()
     assert session_conversation_id(await other.session()) == other.conversation_id()
+    # A separator inside a part cannot make two sessions' ids meet.
+    one = Session(id="s", app_name="a/b", user_id="c")
+    two = Session(id="s", app_name="a", user_id="b/c")
+    assert session_conversation_id(one) == "a%2Fb/c/s"
+    assert session_conversation_id(two) == "a/b%2Fc/s"
 
 
 def test_the_toolset_refuses_bad_options(calls: ToolCalls):

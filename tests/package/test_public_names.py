@@ -251,6 +251,13 @@ PINNED: dict[str, list[str]] = {
     ],
     "scope_tool.agents.openai_agents": ["ScopeTools"],
     "scope_tool.agents.pydantic_ai": ["ScopeToolset", "deferred_results"],
+    "scope_tool.agents.google_adk": [
+        "ScopeTool",
+        "ScopeToolset",
+        "confirmation_responses",
+        "session_conversation_id",
+        "waiting_calls",
+    ],
 }
 
 # Private control-flow signals, raised and caught inside one engine; never seen by a caller.

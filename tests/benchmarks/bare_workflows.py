@@ -10,7 +10,7 @@ job, so a ratio near 1.0 means scope-tool adds little over Temporal itself:
   With ``ask_first`` it first runs an activity producing the question, as the engine's first
   round does, so a parked call costs both sides the same server round trips. With
   ``keep_phase`` it also keeps the ``ScopeToolPhase`` search attribute current as the engine
-  does (waiting, answered, done): a diagnostic baseline that separates what the engine's code
+  does for a round that ends quickly (written when waiting and when done): a diagnostic baseline that separates what the engine's code
   costs from what keeping calls findable by phase costs.
 - ``bare.Verdict`` waits on an update ``answer`` (a JSON text) whose handler runs one activity
   checking it by hand against the costly schema (``hand_checked_decimals``): the floor for an
@@ -135,7 +135,6 @@ class BareApprovalWorkflow:
     @workflow.update(name="answer")
     def answer(self, approved: bool) -> None:
         self._approved = approved
-        self._set_phase("RUNNING")
 
     @answer.validator
     def _refuse_second_answer(self, approved: bool) -> None:

@@ -248,6 +248,7 @@ PINNED: dict[str, list[str]] = {
         "wait_for_stop",
     ],
     "scope_tool.agents.pydantic_ai": ["ScopeToolset", "deferred_results"],
+    "scope_tool.agents.langchain": ["ScopeTool", "scope_tools"],
 }
 
 # Private control-flow signals, raised and caught inside one engine; never seen by a caller.

@@ -1,0 +1,506 @@
+"""The LangChain / LangGraph tools against a real server, offline models only.
+
+In process: ``create_agent`` (a LangGraph graph) with langchain-core's fake chat model and a
+checkpointer, the durable calls' questions as ``interrupt()``s answered with
+``Command(resume=...)``. With real processes: the issue's scenario, through the example agent
+(the agent SIGKILLed while approval waits, ``scope-tool answer``, a new process resuming from
+the SQLite checkpointer, twice, and the file written once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.imports import without_packages
+from helpers.workers import REPOSITORY
+from langchain.agents import create_agent
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from agents.agent_tools import REGISTRY, ledger_lines
+from examples.agent import tools as example_tools
+from scope_tool.agents import AgentsError, call_id_for
+from scope_tool.agents.langchain import ScopeTool, scope_tools
+from scope_tool.client import CallStatus, Phase, ToolCalls
+from scope_tool.workers import build_worker
+
+
+class FakeModel(GenericFakeChatModel):
+    """langchain-core's fake chat model, told which tools it has (it replies as scripted)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> FakeModel:  # type: ignore[override]
+        return self
+
+
+def scripted(*replies: AIMessage) -> FakeModel:
+    return FakeModel(messages=iter(replies))
+
+
+def note_call(ledger: Path, text: str, call: str = "call_note") -> dict[str, Any]:
+    return {"name": "write_note", "args": {"ledger": str(ledger), "text": text}, "id": call}
+
+
+def sleep_call(label: str, call: str = "call_sleep") -> dict[str, Any]:
+    return {"name": "sleep", "args": {"seconds": 0.01, "label": label}, "id": call}
+
+
+def agent_for(calls: ToolCalls, *replies: AIMessage, saver: Any = None, **options: Any) -> Any:
+    return create_agent(
+        scripted(*replies),
+        scope_tools(calls, REGISTRY, **options),
+        checkpointer=saver if saver is not None else InMemorySaver(),
+    )
+
+
+def thread() -> dict[str, Any]:
+    return {"configurable": {"thread_id": f"chat-{uuid.uuid4()}"}}
+
+
+def tool_messages(state: Any) -> dict[str, ToolMessage]:
+    return {m.tool_call_id: m for m in state.values["messages"] if isinstance(m, ToolMessage)}
+
+
+async def scheduled_rounds(calls: ToolCalls, call_id: str) -> int:
+    history = [e async for e in calls.get(call_id).workflow_handle.fetch_history_events()]
+    return len([e for e in history if e.HasField("activity_task_scheduled_event_attributes")])
+
+
+def test_the_registry_becomes_langchain_tools_with_its_names_descriptions_and_schemas(
+    calls: ToolCalls,
+):
+    tools = scope_tools(calls, REGISTRY)
+    assert all(isinstance(tool, ScopeTool) for tool in tools)
+    by_name = {tool.name: tool for tool in tools}
+    assert sorted(by_name) == sorted(d.name for d in REGISTRY.definitions())
+    for definition in REGISTRY.definitions():
+        function = convert_to_openai_tool(by_name[definition.name])["function"]
+        assert function["name"] == definition.name
+        assert function["description"] == definition.description
+        schema = json.loads(definition.input_schema)
+        assert by_name[definition.name].args_schema == schema  # the contract's, as it is
+        # What a provider is sent: LangChain's conversion drops only the titles.
+        assert function["parameters"]["properties"].keys() == schema["properties"].keys()
+        assert function["parameters"].get("required") == schema.get("required")
+
+
+async def test_one_turn_with_an_ungated_and_a_gated_call_pauses_then_resumes_with_approval(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+):
+    ledger = tmp_path / "ledger.txt"
+    config = thread()
+    conversation = config["configurable"]["thread_id"]
+    agent = agent_for(
+        calls,
+        AIMessage("", tool_calls=[sleep_call("a"), note_call(ledger, "hello")]),
+        AIMessage("all done"),
+    )
+    await agent.ainvoke({"messages": [HumanMessage("sleep and note hello")]}, config)
+    state = await agent.aget_state(config)
+    [waiting] = state.interrupts
+    note_id = call_id_for(conversation, "call_note")
+    value = waiting.value
+    assert value["type"] == "tool_approval"
+    assert (value["name"], value["tool_call_id"], value["args"]) == (
+        "write_note",
+        "call_note",
+        {"ledger": str(ledger), "text": "hello"},
+    )
+    assert (value["call_id"], value["request_id"]) == (note_id, f"{note_id}/r1")
+    assert value["allowed_decisions"] == ["approve", "edit", "reject", "wait"]
+    assert value["prompt"]["arguments"] == {"ledger": str(ledger), "text": "hello"}
+    assert set(value["response_schema"]["properties"]) == {"decision", "reason", "arguments"}
+    assert (await calls.get(note_id).status()).phase is Phase.AWAITING_INPUT
+    sleep_id = call_id_for(conversation, "call_sleep")
+    assert (await calls.get(sleep_id).status()).phase is Phase.COMPLETED
+    assert ledger_lines(ledger) == []
+
+    await agent.ainvoke(Command(resume={waiting.id: {"type": "approve"}}), config)
+    state = await agent.aget_state(config)
+    assert not state.interrupts
+    messages = tool_messages(state)
+    assert messages["call_sleep"].content == "slept a"
+    assert messages["call_note"].content == "noted 'hello'"
+    assert messages["call_note"].status == "success"
+    assert messages["call_note"].artifact == {"call_id": note_id, "phase": "COMPLETED"}
+    assert state.values["messages"][-1].content == "all done"
+    assert ledger_lines(ledger) == ["hello"]
+    assert await scheduled_rounds(calls, sleep_id) == 1  # the resumed step did not rerun it
+    assert await scheduled_rounds(calls, note_id) == 2  # one to ask, one to write
+
+
+async def test_a_rejection_reaches_the_model_as_an_error_tool_message_with_the_reason(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+):
+    ledger = tmp_path / "ledger.txt"
+    config = thread()
+    agent = agent_for(calls, AIMessage("", tool_calls=[note_call(ledger, "x")]), AIMessage("ok"))
+    await agent.ainvoke({"messages": [HumanMessage("note x")]}, config)
+    [waiting] = (await agent.aget_state(config)).interrupts
+    # LangChain's batched HITL response, one decision, is taken too.
+    decision = {"decisions": [{"type": "reject", "message": "not in this ledger"}]}
+    await agent.ainvoke(Command(resume={waiting.id: decision}), config)
+    message = tool_messages(await agent.aget_state(config))["call_note"]
+    assert message.status == "error"
+    assert message.content == (
+        'error: the call of tool "write_note" was denied by its reviewer: not in this ledger'
+    )
+    assert ledger_lines(ledger) == []
+    outcome = await calls.get(waiting.value["call_id"]).result()
+    assert outcome.phase is Phase.REJECTED
+
+
+async def test_an_edit_that_breaks_the_schema_is_refused_and_the_call_keeps_waiting(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+):
+    ledger = tmp_path / "ledger.txt"
+    config = thread()
+    agent = agent_for(calls, AIMessage("", tool_calls=[note_call(ledger, "x")]), AIMessage("ok"))
+    await agent.ainvoke({"messages": [HumanMessage("note x")]}, config)
+    [waiting] = (await agent.aget_state(config)).interrupts
+    call = calls.get(waiting.value["call_id"])
+    bad = {"type": "edit", "edited_action": {"name": "write_note", "args": {"ledger": 5}}}
+    await agent.ainvoke(Command(resume={waiting.id: bad}), config)
+    [again] = (await agent.aget_state(config)).interrupts
+    assert again.value["refused"]["reason"] == "schema"
+    assert again.value["request_id"] == waiting.value["request_id"]
+    status = await call.status()
+    assert status.phase is Phase.AWAITING_INPUT
+    assert status.answers == ()  # nothing recorded
+    # A decision the call cannot take is refused the same way, naming what is wrong.
+    respond = {"type": "respond", "message": "hi"}
+    await agent.ainvoke(Command(resume={again.id: respond}), config)
+    [third] = (await agent.aget_state(config)).interrupts
+    assert third.value["refused"]["reason"] == "decision"
+    assert "'respond'" in third.value["refused"]["message"]
+    # Then a good edit runs the tool once, with the edited arguments.
+    good = {
+        "type": "edit",
+        "edited_action": {"name": "write_note", "args": {"ledger": str(ledger), "text": "y"}},
+    }
+    await agent.ainvoke(Command(resume={third.id: good}), config)
+    state = await agent.aget_state(config)
+    assert not state.interrupts
+    assert tool_messages(state)["call_note"].content == "noted 'y'"
+    assert ledger_lines(ledger) == ["y"]
+    assert len((await call.status()).answers) == 1
+
+
+async def test_an_answer_from_elsewhere_is_picked_up_and_a_second_resume_runs_nothing_again(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+):
+    ledger = tmp_path / "ledger.txt"
+    config = thread()
+    saver = InMemorySaver()
+    agent = agent_for(
+        calls,
+        AIMessage("", tool_calls=[note_call(ledger, "once")]),
+        AIMessage("first"),
+        AIMessage("second"),
+        saver=saver,
+    )
+    await agent.ainvoke({"messages": [HumanMessage("note once")]}, config)
+    paused = await agent.aget_state(config)
+    [waiting] = paused.interrupts
+    await calls.get(waiting.value["call_id"]).answer({"decision": "approve"}, answered_by="bob")
+    await agent.ainvoke(Command(resume={waiting.id: {"type": "wait"}}), config)
+    assert tool_messages(await agent.aget_state(config))["call_note"].content == "noted 'once'"
+    # Resume the same paused step again (LangGraph's own replay from a checkpoint): the step
+    # attaches to the ended call and gets its result; the tool does not run again.
+    await agent.ainvoke(Command(resume={waiting.id: {"type": "approve"}}), paused.config)
+    history = [s async for s in agent.aget_state_history(config)]
+    replayed = [tool_messages(s).get("call_note") for s in history]
+    assert {m.content for m in replayed if m is not None} == {"noted 'once'"}
+    assert ledger_lines(ledger) == ["once"]
+    status = await calls.get(waiting.value["call_id"]).status()
+    assert [a.answered_by for a in status.answers] == ["bob"]
+    assert await scheduled_rounds(calls, waiting.value["call_id"]) == 2
+
+
+async def test_inline_tools_wait_for_the_call_without_a_graph(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+):
+    ledger = tmp_path / "ledger.txt"
+    told: list[CallStatus] = []
+    tools = scope_tools(
+        calls,
+        REGISTRY,
+        conversation_id=f"c-inline-{uuid.uuid4()}",
+        on_wait="inline",
+        on_waiting=told.append,
+    )
+    [note] = [t for t in tools if t.name == "write_note"]
+    running = asyncio.create_task(note.ainvoke({"type": "tool_call", **note_call(ledger, "z")}))
+    for _ in range(300):
+        if told:
+            break
+        await asyncio.sleep(0.05)
+    [status] = told
+    assert status.phase is Phase.AWAITING_INPUT
+    await calls.get(status.call_id).answer({"decision": "approve"})
+    message = await asyncio.wait_for(running, timeout=30)
+    assert isinstance(message, ToolMessage)
+    assert (message.content, message.status) == ("noted 'z'", "success")
+    assert ledger_lines(ledger) == ["z"]
+
+
+async def test_failures_reach_the_model_as_error_tool_messages(calls: ToolCalls, worker: Any):
+    tools = {t.name: t for t in scope_tools(calls, REGISTRY, conversation_id=f"c-{uuid.uuid4()}")}
+    failed = await tools["fail"].ainvoke(
+        {"type": "tool_call", "name": "fail", "id": "f1", "args": {"why": "disk full"}}
+    )
+    assert (failed.content, failed.status) == ("disk full", "error")
+    invalid = await tools["sleep"].ainvoke(
+        {"type": "tool_call", "name": "sleep", "id": "s1", "args": {"seconds": "soon"}}
+    )
+    assert invalid.status == "error"
+    assert "label" in invalid.content or "seconds" in invalid.content
+    errored = await tools["boom"].ainvoke(
+        {"type": "tool_call", "name": "boom", "id": "b1", "args": {"secret": "s3cr3t"}}
+    )
+    assert errored.status == "error"
+    assert "s3cr3t" not in errored.content
+
+
+async def test_misuse_is_refused_with_what_to_do(calls: ToolCalls, worker: Any, tmp_path: Path):
+    with pytest.raises(ValueError, match="on_wait must be"):
+        scope_tools(calls, REGISTRY, on_wait="later")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="turn id must be a non-empty string"):
+        scope_tools(calls, REGISTRY, conversation_id=" ")
+    with pytest.raises(TypeError, match="registry must be"):
+        scope_tools(calls, [])  # type: ignore[arg-type]
+    tools = {t.name: t for t in scope_tools(calls, REGISTRY)}
+    with pytest.raises(AgentsError, match="invoke it with a ToolCall"):
+        await tools["sleep"].ainvoke({"seconds": 0.01, "label": "x"})
+    with pytest.raises(AgentsError, match="thread_id"):
+        await tools["sleep"].ainvoke({"type": "tool_call", **sleep_call("x")})
+    with pytest.raises(AgentsError, match="ainvoke"):
+        tools["sleep"].invoke({"type": "tool_call", **sleep_call("x")}, thread())
+    # A gated call outside a graph cannot pause: it says so (the call keeps waiting).
+    with pytest.raises(AgentsError, match="on_wait='inline'"):
+        await tools["write_note"].ainvoke(
+            {"type": "tool_call", **note_call(tmp_path / "l.txt", "q")}, thread()
+        )
+
+
+# --- without the extra ---------------------------------------------------------------------
+
+
+def _without(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", without_packages("langchain", "langchain_core", "langgraph") + code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=REPOSITORY,
+    )
+
+
+def test_without_the_extra_the_module_says_how_to_install_it_and_the_core_still_imports():
+    done = _without(
+        "import scope_tool, scope_tool.agents, scope_tool.workers, scope_tool.client\n"
+        "try:\n"
+        "    import scope_tool.agents.langchain\n"
+        "except ImportError as error:\n"
+        "    print(type(error).__name__, error.name, error, sep='|')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('langchain', 'langgraph'))))\n"
+    )
+    assert done.returncode == 0, done.stderr
+    failure, loaded = done.stdout.strip().splitlines()
+    kind, name, message = failure.split("|")
+    assert (kind, name) == ("ImportError", "langchain_core")
+    assert message.startswith("scope_tool.agents.langchain needs LangChain and LangGraph")
+    assert message.endswith("pip install 'scope-tool[langchain]'")
+    assert loaded == "[]"
+
+
+def test_importing_the_core_and_a_worker_loads_no_langchain():
+    code = (
+        "import sys, scope_tool, scope_tool.agents, scope_tool.workers;"
+        " print(sorted(m for m in sys.modules if m.startswith(('langchain', 'langgraph'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_without_the_extra_the_example_says_how_to_install_it():
+    done = _without(
+        "sys.argv = ['agent', 'run', 'write hi to notes.txt']\n"
+        "import runpy\n"
+        "runpy.run_module('examples.agent_langgraph.agent', run_name='__main__')\n"
+    )
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stderr
+    assert "this example needs LangChain and LangGraph" in done.stderr
+
+
+# --- the issue's scenario, with real processes ---------------------------------------------
+
+
+@pytest.fixture
+async def example_worker(
+    temporal_client: Any, task_queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Path]:
+    files = tmp_path / "files"
+    monkeypatch.setenv(example_tools.FILES_DIR_ENV, str(files))
+    async with build_worker(temporal_client, example_tools.registry, task_queue=task_queue):
+        yield files
+
+
+def agent_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "examples.agent_langgraph.agent", *args]
+
+
+async def run_process(*command: str, env: dict[str, str]) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        *command,
+        cwd=REPOSITORY,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=90)
+    assert process.returncode is not None
+    return process.returncode, stdout.decode(), stderr.decode()
+
+
+def log_text(log: Path) -> str:
+    return log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+
+
+def copy_checkpoints(folder: Path, source: str, target: str) -> None:
+    """Copy the example's database, its write-ahead log and its thread file."""
+    for saved in folder.glob(f"{source}.*"):
+        shutil.copy(saved, folder / saved.name.replace(source, target))
+
+
+async def wait_for_line(log: Path, text: str, process: asyncio.subprocess.Process) -> str:
+    content = ""
+    for _ in range(1200):
+        content = log_text(log)
+        if text in content:
+            return content
+        if process.returncode is not None:
+            break
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the agent never printed {text!r}; its output:\n{content}")
+
+
+@pytest.fixture
+def agent_env(temporal_address: str, task_queue: str, example_worker: Path) -> dict[str, str]:
+    env = dict(os.environ, SCOPE_TOOL_ADDRESS=temporal_address, SCOPE_TOOL_TASK_QUEUE=task_queue)
+    env[example_tools.FILES_DIR_ENV] = str(example_worker)
+    return env
+
+
+async def test_the_agent_is_killed_while_approval_waits_and_new_processes_resume_it(
+    calls: ToolCalls, example_worker: Path, agent_env: dict[str, str], tmp_path: Path
+):
+    db = tmp_path / "graph.sqlite"
+    log = tmp_path / "agent-1.log"
+    with log.open("wb") as sink:
+        first = await asyncio.create_subprocess_exec(
+            *agent_command("run", "write hello world to notes.txt", "--db", str(db), "--hold"),
+            cwd=REPOSITORY,
+            env=agent_env,
+            stdout=sink,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+    try:
+        printed = await wait_for_line(log, "holding", first)
+    finally:
+        first.send_signal(signal.SIGKILL)  # the agent dies without any chance to clean up
+        await asyncio.wait_for(first.wait(), timeout=10)
+    assert first.returncode == -signal.SIGKILL
+    [call_id] = [line.split(": ", 1)[1] for line in printed.splitlines() if "call id: " in line]
+    assert call_id.startswith(db.with_suffix(".thread").read_text() + ":call_")
+    assert (await calls.get(call_id).status()).phase is Phase.AWAITING_INPUT
+    assert not (example_worker / "notes.txt").exists()
+    # A copy of the checkpoints as they were at the kill: resuming it later is a second resume
+    # of the same paused step (as after a resume that died before its checkpoint was saved).
+    copy_checkpoints(tmp_path, "graph", "copy")
+
+    code, _, errors = await run_process(
+        sys.executable, "-m", "scope_tool.cli", "answer", call_id, '{"decision": "approve"}',
+        "--by", "alice", env=agent_env,
+    )  # fmt: skip
+    assert code == 0, errors
+
+    for database in (db, tmp_path / "copy.sqlite"):
+        code, output, errors = await run_process(
+            *agent_command("resume", "--db", str(database)), env=agent_env
+        )
+        assert code == 0, output + errors
+        assert output.strip() == "Done. The tool said: wrote 11 bytes to notes.txt"
+    assert (example_worker / "notes.txt").read_text() == "hello world"
+    outcome = await calls.get(call_id).result()
+    assert (outcome.phase, outcome.rounds) == (Phase.COMPLETED, 2)  # asked once, wrote once
+    status = await calls.get(call_id).status()
+    assert [(a.answered_by, json.loads(a.response)) for a in status.answers] == [
+        ("alice", {"decision": "approve"})
+    ]
+    assert await scheduled_rounds(calls, call_id) == 2  # the tool never ran twice
+
+
+# --- the reference sample in docs/agents.md ------------------------------------------------
+
+
+def reference_block() -> Any:
+    from docs._markdown import ROOT, read_page
+
+    found = [
+        block
+        for block in read_page(ROOT / "docs" / "agents.md").blocks
+        if block.language == "python" and "scope_tools(calls, registry)" in block.text
+    ]
+    assert len(found) == 1, "docs/agents.md has no (or several) LangChain reference samples"
+    return found[0]
+
+
+@pytest.mark.parametrize("decide_here", [False, True], ids=["answer-from-code", "decision"])
+async def test_the_reference_sample_runs_as_written(
+    temporal_client: Any,
+    temporal_address: str,
+    task_queue: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    decide_here: bool,
+):
+    from docs._samples import compile_sample
+
+    block = reference_block()
+    conversation = f"chat-{uuid.uuid4().hex[:8]}"
+    source = block.text.replace('"chat-42"', repr(conversation))
+    assert repr(conversation) in source
+    monkeypatch.setenv("SCOPE_TOOL_ADDRESS", temporal_address)
+    monkeypatch.setenv("SCOPE_TOOL_TASK_QUEUE", task_queue)
+    monkeypatch.setenv(example_tools.FILES_DIR_ENV, str(tmp_path / "files"))
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {"__name__": "langchain_reference"}
+    exec(compile_sample(block, source), namespace)
+    async with build_worker(temporal_client, example_tools.registry, task_queue=task_queue):
+        [call_id] = await namespace["start_thread"]()
+        assert call_id.startswith(f"{conversation}:call_")
+        if decide_here:
+            said = await namespace["resume_thread"]({"type": "approve"})
+        else:
+            await namespace["answer_from_code"](call_id)
+            said = await namespace["resume_thread"]({"type": "wait"})
+    assert said == "Done. The tool said: wrote 5 bytes to notes.txt"
+    assert (tmp_path / "files" / "notes.txt").read_text() == "hello"

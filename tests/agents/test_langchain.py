@@ -199,6 +199,41 @@ async def test_an_edit_that_breaks_the_schema_is_refused_and_the_call_keeps_wait
     assert len((await call.status()).answers) == 1
 
 
+async def test_a_second_question_takes_the_next_decision_and_the_first_is_not_sent_again(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+):
+    """An edit only the tool's validator refuses is accepted as an answer; the gate asks again.
+
+    LangGraph re-runs the step with every decision so far: the first (accepted) edit must not
+    be sent to the second question, the second decision must answer it.
+    """
+    ledger = tmp_path / "ledger.txt"
+    config = thread()
+    agent = agent_for(calls, AIMessage("", tool_calls=[note_call(ledger, "x")]), AIMessage("ok"))
+    await agent.ainvoke({"messages": [HumanMessage("note x")]}, config)
+    [first] = (await agent.aget_state(config)).interrupts
+    shouting = {
+        "type": "edit",
+        "edited_action": {"name": "write_note", "args": {"ledger": str(ledger), "text": "LOUD"}},
+    }
+    await agent.ainvoke(Command(resume={first.id: shouting}), config)
+    [second] = (await agent.aget_state(config)).interrupts
+    call_id = first.value["call_id"]
+    assert second.value["request_id"] == f"{call_id}/r2"
+    assert "upper case" in json.dumps(second.value["prompt"]["refused_edit"])
+    assert "refused" not in second.value  # the edit was accepted as an answer; the tool refused it
+    await agent.ainvoke(Command(resume={second.id: {"type": "approve"}}), config)
+    state = await agent.aget_state(config)
+    assert not state.interrupts
+    assert tool_messages(state)["call_note"].content == "noted 'x'"
+    assert ledger_lines(ledger) == ["x"]
+    answers = (await calls.get(call_id).status()).answers
+    assert [(a.request_id, json.loads(a.response)["decision"]) for a in answers] == [
+        (f"{call_id}/r1", "edit"),
+        (f"{call_id}/r2", "approve"),
+    ]
+
+
 async def test_an_answer_from_elsewhere_is_picked_up_and_a_second_resume_runs_nothing_again(
     calls: ToolCalls, worker: Any, tmp_path: Path
 ):

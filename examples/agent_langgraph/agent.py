@@ -153,13 +153,20 @@ async def resume(args: argparse.Namespace, calls: ToolCalls, saver: AsyncSqliteS
     except ValueError as error:
         print(f"error: --decision is not JSON: {error}", file=sys.stderr)
         return 2
+    if not isinstance(decision, dict):
+        print(f"error: --decision must be a JSON object, got {args.decision}", file=sys.stderr)
+        return 2
     config = {"configurable": {"thread_id": thread}}
     agent = build_agent(calls, saver, args.model)
     state = await agent.aget_state(config)
     if not state.interrupts:
         print(f"error: thread {thread} waits for nothing", file=sys.stderr)
         return 2
-    resume_with = {waiting.id: decision for waiting in state.interrupts}
+    # Each decision names its call, so it can only ever answer that one.
+    resume_with = {
+        waiting.id: {**decision, "call_id": waiting.value["call_id"]}
+        for waiting in state.interrupts
+    }
     await agent.ainvoke(Command(resume=resume_with), config)
     return await report(agent, config)
 

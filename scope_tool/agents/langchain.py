@@ -27,8 +27,10 @@ tool twice.
   ``{"type": "wait"}`` (someone answers in the inbox or with ``scope-tool answer``: wait for the
   call). A call answered elsewhere while the agent was away needs no decision: the resumed step
   finds it ended and returns its result. A decision the call refuses (an edit that breaks the
-  schema, a malformed decision) interrupts again with ``"refused"`` saying why; the call keeps
-  waiting, unchanged.
+  schema, a malformed decision, one whose ``"call_id"`` names another call) interrupts again
+  with ``"refused"`` saying why; the call keeps waiting, unchanged. Several waiting calls in
+  one LangGraph task (a plain ``ToolNode``; ``create_agent`` gives each call its own task)
+  receive resume values by order: put ``call_id`` in each decision there.
 * ``on_wait="inline"`` waits for the durable call instead (no graph needed).
 
 ::
@@ -282,7 +284,7 @@ class ScopeTool(BaseTool):
             assert pending is not None  # AWAITING_INPUT always has its question
             decision = interrupt(_request(self.name, status, tool_call_id, arguments, refused))
             try:
-                answer = _answer(decision, self.name, pending.prompt)
+                answer = _answer(decision, self.name, pending.prompt, status.call_id)
             except ValueError as problem:
                 refused = {"reason": "decision", "message": str(problem)}
                 continue
@@ -366,8 +368,12 @@ def _request(
     return value
 
 
-def _answer(decision: Any, tool: str, prompt: bytes) -> Any:
+def _answer(decision: Any, tool: str, prompt: bytes, call_id: str) -> Any:
     """The engine answer a resume value stands for (``_WAIT``: wait for the call).
+
+    A decision may name its call (``"call_id"``, as the interrupt's value does): one naming
+    another call is refused, so a resume value LangGraph hands to another interrupt of the same
+    task (several waiting calls in one ``ToolNode`` task) never answers the wrong call.
 
     Raises:
         ValueError: the value is no decision this question takes (the message says why).
@@ -381,6 +387,12 @@ def _answer(decision: Any, tool: str, prompt: bytes) -> Any:
             )
         decision = decisions[0]
     kind = decision.get("type") if isinstance(decision, Mapping) else None
+    named = decision.get("call_id", call_id) if isinstance(decision, Mapping) else call_id
+    if named != call_id:
+        raise ValueError(
+            f"this decision names the call {_shown(named)}; this interrupt is of the call"
+            f" {call_id!r}"
+        )
     if kind not in _DECISIONS:
         raise ValueError(
             f"resume with a decision: {{'type': one of {', '.join(_DECISIONS)}}},"

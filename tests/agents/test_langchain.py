@@ -29,6 +29,8 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
 from langgraph.types import Command
 
 from agents.agent_tools import REGISTRY, ledger_lines
@@ -263,6 +265,48 @@ async def test_an_answer_from_elsewhere_is_picked_up_and_a_second_resume_runs_no
     status = await calls.get(waiting.value["call_id"]).status()
     assert [a.answered_by for a in status.answers] == ["bob"]
     assert await scheduled_rounds(calls, waiting.value["call_id"]) == 2
+
+
+async def test_in_one_toolnode_task_a_decision_naming_its_call_never_answers_another(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+):
+    """A plain ToolNode runs a message's calls in one task: LangGraph hands resume values to
+    that task's interrupts by order, whichever call reaches its interrupt first. A decision that
+    names its call (``call_id``) is refused by any other call, which asks again."""
+    ledger = tmp_path / "ledger.txt"
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode(scope_tools(calls, REGISTRY)))
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = thread()
+    message = AIMessage(
+        "", tool_calls=[note_call(ledger, "yes", "c1"), note_call(ledger, "no", "c2")]
+    )
+    await graph.ainvoke({"messages": [HumanMessage("two notes"), message]}, config)
+    decisions = {
+        "c1": {"type": "approve"},
+        "c2": {"type": "reject", "message": "not this one"},
+    }
+    for _ in range(10):
+        paused = (await graph.aget_state(config)).interrupts
+        if not paused:
+            break
+        resume = {
+            waiting.id: {
+                **decisions[waiting.value["tool_call_id"]],
+                "call_id": waiting.value["call_id"],
+            }
+            for waiting in paused
+        }
+        await graph.ainvoke(Command(resume=resume), config)
+    state = await graph.aget_state(config)
+    assert not state.interrupts
+    messages = tool_messages(state)
+    assert (messages["c1"].content, messages["c1"].status) == ("noted 'yes'", "success")
+    assert messages["c2"].status == "error"
+    assert messages["c2"].content.endswith("denied by its reviewer: not this one")
+    assert ledger_lines(ledger) == ["yes"]
 
 
 async def test_inline_tools_wait_for_the_call_without_a_graph(

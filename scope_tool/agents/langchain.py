@@ -18,8 +18,9 @@ tool twice.
   default) whose value has the shape of LangChain's human-in-the-loop middleware's per-call
   request (``{"type": "tool_approval", "tool_call_id", "name", "args", "description"}``) plus
   the durable call's ``call_id``, ``request_id``, ``prompt``, ``response_schema`` and
-  ``allowed_decisions``. The graph pauses, its checkpointer keeps the step, the durable call keeps
-  the question: the agent process may stop or die. ``Command(resume=DECISION)`` continues it, in
+  ``allowed_decisions`` (the interrupt's own ``response_schema`` is the JSON Schema of those
+  decisions). The graph pauses, its checkpointer keeps the step, the durable call keeps the
+  question: the agent process may stop or die. ``Command(resume=DECISION)`` continues it, in
   this process or a new one, with the middleware's decisions: ``{"type": "approve"}``,
   ``{"type": "edit", "edited_action": {"name": ..., "args": {...}}}``,
   ``{"type": "reject", "message": "..."}`` (or ``{"decisions": [one of these]}``); also
@@ -164,7 +165,7 @@ def scope_tools(
         on_waiting=on_waiting,
         on_worker_wait=on_worker_wait,
     )
-    return [ScopeTool.for_definition(calls, d, options) for d in registry.definitions()]
+    return [ScopeTool._build(calls, d, options) for d in registry.definitions()]
 
 
 class ScopeTool(BaseTool):
@@ -181,7 +182,7 @@ class ScopeTool(BaseTool):
     _options: _Options = PrivateAttr()
 
     @classmethod
-    def for_definition(cls, calls: ToolCalls, definition: Definition, options: Any) -> ScopeTool:
+    def _build(cls, calls: ToolCalls, definition: Definition, options: _Options) -> ScopeTool:
         """The tool for one definition (use :func:`scope_tools`)."""
         tool = cls(
             name=definition.name,
@@ -282,7 +283,10 @@ class ScopeTool(BaseTool):
         while status.phase is Phase.AWAITING_INPUT:
             pending = status.pending
             assert pending is not None  # AWAITING_INPUT always has its question
-            decision = interrupt(_request(self.name, status, tool_call_id, arguments, refused))
+            decision = interrupt(
+                _request(self.name, status, tool_call_id, arguments, refused),
+                response_schema=_decision_schema(self.name, status),
+            )
             try:
                 answer = _answer(decision, self.name, pending.prompt, status.call_id)
             except ValueError as problem:
@@ -366,6 +370,49 @@ def _request(
     if refused is not None:
         value["refused"] = refused
     return value
+
+
+def _decision_schema(tool: str, status: CallStatus) -> dict[str, Any]:
+    """The JSON Schema of the decisions the interrupt takes, for LangGraph clients' forms.
+
+    An edit's ``args`` are the approval's own ``$defs.arguments`` (the tool's input schema);
+    an ``answer`` is the question's response schema when it can be embedded as it is (no
+    ``$ref``), else any JSON value. The call checks every answer itself either way.
+    """
+    pending = status.pending
+    assert pending is not None
+    prompt = _loaded(pending.prompt)
+    response = _loaded(pending.response_schema)
+    call = {"const": status.call_id}
+
+    def branch(kind: str, **members: Any) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {"type": {"const": kind}, "call_id": call, **members},
+            "required": ["type", *members],
+        }
+
+    branches = [branch("wait")]
+    schema: dict[str, Any] = {}
+    if isinstance(prompt, dict) and prompt.get("kind") == APPROVAL_PROMPT_KIND:
+        branches += [branch("approve"), branch("reject", message={"type": "string"})]
+        if prompt.get("allow_edit"):
+            defs = response.get("$defs") if isinstance(response, dict) else None
+            arguments: dict[str, Any] = {"type": "object"}
+            if isinstance(defs, dict) and "arguments" in defs:
+                schema["$defs"] = defs
+                arguments = {"$ref": "#/$defs/arguments"}
+            action = {
+                "type": "object",
+                "properties": {"name": {"const": tool}, "args": arguments},
+                "required": ["args"],
+            }
+            branches.append(branch("edit", edited_action=action))
+    else:
+        embeddable = isinstance(response, dict) and "$ref" not in json.dumps(response)
+        branches.append(branch("answer", answer=response if embeddable else {}))
+    schema["anyOf"] = branches
+    return schema
 
 
 def _answer(decision: Any, tool: str, prompt: bytes, call_id: str) -> Any:

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from helpers.imports import without_packages
 from helpers.workers import REPOSITORY
+from jsonschema import Draft202012Validator
 from langchain.agents import create_agent
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -125,6 +126,24 @@ async def test_one_turn_with_an_ungated_and_a_gated_call_pauses_then_resumes_wit
     assert value["allowed_decisions"] == ["approve", "edit", "reject", "wait"]
     assert value["prompt"]["arguments"] == {"ledger": str(ledger), "text": "hello"}
     assert set(value["response_schema"]["properties"]) == {"decision", "reason", "arguments"}
+    # The interrupt's own response schema (for LangGraph clients' forms) admits the decisions
+    # this call takes, an edit's args under the tool's schema, and nothing else.
+    decisions = Draft202012Validator(waiting.response_schema)
+    args = {"ledger": "l", "text": "t"}
+    for good in (
+        {"type": "approve"},
+        {"type": "reject", "message": "no", "call_id": note_id},
+        {"type": "edit", "edited_action": {"name": "write_note", "args": args}},
+        {"type": "wait"},
+    ):
+        assert decisions.is_valid(good), good
+    for bad in (
+        {"type": "respond", "message": "x"},
+        {"type": "edit", "edited_action": {"name": "write_note", "args": {"ledger": 5}}},
+        {"type": "edit", "edited_action": {"name": "sleep", "args": args}},
+        {"type": "approve", "call_id": "another"},
+    ):
+        assert not decisions.is_valid(bad), bad
     assert (await calls.get(note_id).status()).phase is Phase.AWAITING_INPUT
     sleep_id = call_id_for(conversation, "call_sleep")
     assert (await calls.get(sleep_id).status()).phase is Phase.COMPLETED

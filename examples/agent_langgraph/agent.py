@@ -148,14 +148,7 @@ async def resume(args: argparse.Namespace, calls: ToolCalls, saver: AsyncSqliteS
     if not thread:
         print("error: no thread to resume; pass --thread", file=sys.stderr)
         return 2
-    try:
-        decision = json.loads(args.decision)
-    except ValueError as error:
-        print(f"error: --decision is not JSON: {error}", file=sys.stderr)
-        return 2
-    if not isinstance(decision, dict):
-        print(f"error: --decision must be a JSON object, got {args.decision}", file=sys.stderr)
-        return 2
+    decision = json.loads(args.decision)  # checked in main
     config = {"configurable": {"thread_id": thread}}
     agent = build_agent(calls, saver, args.model)
     state = await agent.aget_state(config)
@@ -200,6 +193,15 @@ def parser() -> argparse.ArgumentParser:
 
 async def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "resume":
+        try:
+            decision = json.loads(args.decision)
+        except ValueError as error:
+            print(f"error: --decision is not JSON: {error}", file=sys.stderr)
+            return 2
+        if not isinstance(decision, dict):
+            print(f"error: --decision must be a JSON object, got {args.decision}", file=sys.stderr)
+            return 2
     try:
         model(args.model)  # a missing provider package or API key shows up now
     except (ImportError, ValueError) as error:

@@ -448,6 +448,30 @@ def test_without_the_extra_the_example_says_how_to_install_it():
     assert "this example needs LangChain and LangGraph" in done.stderr
 
 
+def test_the_example_says_clearly_what_is_wrong(tmp_path: Path):
+    def example(*args: str) -> tuple[int, str]:
+        done = subprocess.run(
+            agent_command(*args, "--db", str(tmp_path / "g.sqlite")),
+            cwd=REPOSITORY,
+            env=dict(os.environ, SCOPE_TOOL_ADDRESS="localhost:1"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert "Traceback" not in done.stderr, done.stderr
+        return done.returncode, done.stdout + done.stderr
+
+    code, output = example("run", "x", "--model", "nosuch:model")
+    assert code == 2
+    assert output.startswith("error: model 'nosuch:model': Unable to infer model provider")
+    code, output = example("resume", "--decision", "[1]")
+    assert (code, output.strip()) == (2, "error: --decision must be a JSON object, got [1]")
+    code, output = example("run", "write a to b")
+    assert code == 2
+    assert output.startswith("error: cannot reach Temporal at localhost:1")
+
+
 # --- the scenario, with real processes ---------------------------------------------
 
 
@@ -602,3 +626,24 @@ async def test_the_reference_sample_runs_as_written(
             said = await namespace["resume_thread"]({"type": "wait"})
     assert said == "Done. The tool said: wrote 5 bytes to notes.txt"
     assert (tmp_path / "files" / "notes.txt").read_text() == "hello"
+
+
+async def test_a_new_process_rejects_through_langgraph_and_the_model_reads_the_reason(
+    calls: ToolCalls, example_worker: Path, agent_env: dict[str, str], tmp_path: Path
+):
+    db = tmp_path / "graph.sqlite"
+    code, output, errors = await run_process(
+        *agent_command("run", "write hi to a.txt", "--db", str(db)), env=agent_env
+    )
+    assert code == 0, output + errors
+    assert "waiting for approval: write_file" in output
+    reject = '{"type": "reject", "message": "not today"}'
+    code, output, errors = await run_process(
+        *agent_command("resume", "--db", str(db), "--decision", reject), env=agent_env
+    )
+    assert code == 0, output + errors
+    assert output.strip() == (
+        'Done. The tool said: error: the call of tool "write_file" was denied by its reviewer:'
+        " not today"
+    )
+    assert not (example_worker / "a.txt").exists()

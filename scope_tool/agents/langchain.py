@@ -258,7 +258,7 @@ class ScopeTool(BaseTool):
                 if options.on_waiting is not None:
                     options.on_waiting(status)
                 return _returned(model_result(await handle.result(), call_id=call_id))
-            _in_a_graph(self.name)
+            _in_a_graph(self.name, call_id)
             return _returned(
                 await self._ask_until_answered(handle, status, tool_call_id, arguments)
             )
@@ -322,16 +322,18 @@ def _thread_id(config: RunnableConfig, tool: str) -> str:
     return str(thread)
 
 
-def _in_a_graph(tool: str) -> None:
+def _in_a_graph(tool: str, call_id: str) -> None:
+    """Refuse to ``interrupt()`` outside a LangGraph step (it would fail with a bare KeyError)."""
     try:
         configurable = get_config().get("configurable") or {}
     except RuntimeError:
         configurable = {}
+    # LangGraph's CONFIG_KEY_SCRATCHPAD (langgraph._internal): set for every step of a graph.
     if "__pregel_scratchpad" not in configurable:
         raise AgentsError(
-            f"the call of {tool!r} waits for a person, and only a LangGraph graph with a"
-            " checkpointer can pause for it: run the tool in one (create_agent, ToolNode),"
-            " or make the tools with on_wait='inline'"
+            f"the call of {tool!r} waits for a person (call id {call_id}: answer or cancel it),"
+            " and only a LangGraph graph with a checkpointer can pause for it: run the tool in"
+            " one (create_agent, ToolNode), or make the tools with on_wait='inline'"
         )
 
 

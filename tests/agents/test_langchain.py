@@ -26,8 +26,10 @@ from helpers.imports import without_packages
 from helpers.workers import REPOSITORY
 from jsonschema import Draft202012Validator
 from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -161,6 +163,58 @@ async def test_one_turn_with_an_ungated_and_a_gated_call_pauses_then_resumes_wit
     assert ledger_lines(ledger) == ["hello"]
     assert await scheduled_rounds(calls, sleep_id) == 1  # the resumed step did not rerun it
     assert await scheduled_rounds(calls, note_id) == 2  # one to ask, one to write
+
+
+async def test_a_client_written_for_langchains_hitl_middleware_answers_durable_calls_unchanged(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+):
+    """One agent, two approval surfaces: a plain LangChain tool under HumanInTheLoopMiddleware
+    (per-call mode) and a gated registry tool. The same client loop, written for the
+    middleware's ``tool_approval`` interrupts, answers both; only the durable one survives the
+    agent process."""
+    ledger = tmp_path / "ledger.txt"
+    ran: list[str] = []
+
+    @tool
+    def shout(word: str) -> str:
+        """Say a word out loud."""
+        ran.append(word)
+        return word.upper()
+
+    config = thread()
+    agent = create_agent(
+        scripted(
+            AIMessage(
+                "",
+                tool_calls=[
+                    note_call(ledger, "quiet"),
+                    {"name": "shout", "args": {"word": "hey"}, "id": "call_shout"},
+                ],
+            ),
+            AIMessage("both done"),
+        ),
+        [*scope_tools(calls, REGISTRY), shout],
+        middleware=[
+            HumanInTheLoopMiddleware(interrupt_on={"shout": True}, interrupt_mode="per_call")
+        ],
+        checkpointer=InMemorySaver(),
+    )
+    await agent.ainvoke({"messages": [HumanMessage("note and shout")]}, config)
+    for _ in range(5):
+        paused = (await agent.aget_state(config)).interrupts
+        if not paused:
+            break
+        assert {waiting.value["type"] for waiting in paused} == {"tool_approval"}
+        resume = {waiting.id: {"type": "approve"} for waiting in paused}
+        await agent.ainvoke(Command(resume=resume), config)
+    state = await agent.aget_state(config)
+    assert not state.interrupts
+    messages = tool_messages(state)
+    assert messages["call_note"].content == "noted 'quiet'"
+    assert messages["call_shout"].content == "HEY"
+    assert ran == ["hey"]
+    assert ledger_lines(ledger) == ["quiet"]
+    assert state.values["messages"][-1].content == "both done"
 
 
 async def test_a_rejection_reaches_the_model_as_an_error_tool_message_with_the_reason(

@@ -38,6 +38,7 @@ from langgraph.types import Command
 
 from agents.agent_tools import REGISTRY, ledger_lines
 from examples.agent import tools as example_tools
+from scope_tool import Definition, InputRequest, Invocation, Output, Registry, Result
 from scope_tool.agents import AgentsError, call_id_for
 from scope_tool.agents.langchain import ScopeTool, scope_tools
 from scope_tool.client import CallStatus, Phase, ToolCalls
@@ -380,6 +381,67 @@ async def test_in_one_toolnode_task_a_decision_naming_its_call_never_answers_ano
     assert messages["c2"].status == "error"
     assert messages["c2"].content.endswith("denied by its reviewer: not this one")
     assert ledger_lines(ledger) == ["yes"]
+
+
+class AskCount:
+    """A resumable tool whose question is not an approval: how many, then it says so."""
+
+    def definition(self) -> Definition:
+        return Definition(
+            name="count",
+            description="Ask a person how many, then say it.",
+            input_schema={"type": "object", "properties": {"what": {"type": "string"}}},
+        )
+
+    async def call(self, invocation: Invocation) -> Result:
+        if invocation.continuation is None:
+            return Result(
+                input_request=InputRequest(
+                    prompt=b'{"question": "how many?"}',
+                    response_schema=b'{"type": "integer", "minimum": 0}',
+                    state=b"null",
+                )
+            )
+        return Result(
+            output=Output.text_output(f"got {json.loads(invocation.continuation.response)}")
+        )
+
+
+async def test_a_question_that_is_no_approval_takes_an_answer_decision(
+    temporal_client: Any, task_queue: str
+):
+    asking = Registry(AskCount())
+    calls = ToolCalls(temporal_client, task_queue=task_queue)
+    agent = create_agent(
+        scripted(
+            AIMessage("", tool_calls=[{"name": "count", "args": {"what": "apples"}, "id": "q1"}]),
+            AIMessage("counted"),
+        ),
+        scope_tools(calls, asking),
+        checkpointer=InMemorySaver(),
+    )
+    config = thread()
+    async with build_worker(temporal_client, asking, task_queue=task_queue):
+        await agent.ainvoke({"messages": [HumanMessage("count apples")]}, config)
+        [waiting] = (await agent.aget_state(config)).interrupts
+        assert waiting.value["type"] == "tool_input"
+        assert waiting.value["allowed_decisions"] == ["answer", "wait"]
+        assert waiting.value["prompt"] == {"question": "how many?"}
+        schema = Draft202012Validator(waiting.response_schema)
+        assert schema.is_valid({"type": "answer", "answer": 3})
+        assert not schema.is_valid({"type": "answer", "answer": -1})
+        assert not schema.is_valid({"type": "approve"})
+        await agent.ainvoke(Command(resume={waiting.id: {"type": "approve"}}), config)
+        [again] = (await agent.aget_state(config)).interrupts
+        assert again.value["refused"]["reason"] == "decision"
+        assert "not for approval" in again.value["refused"]["message"]
+        await agent.ainvoke(Command(resume={again.id: {"type": "answer", "answer": -1}}), config)
+        [third] = (await agent.aget_state(config)).interrupts
+        assert third.value["refused"]["reason"] == "schema"
+        await agent.ainvoke(Command(resume={third.id: {"type": "answer", "answer": 3}}), config)
+        state = await agent.aget_state(config)
+    assert not state.interrupts
+    assert tool_messages(state)["q1"].content == "got 3"
 
 
 async def test_inline_tools_wait_for_the_call_without_a_graph(

@@ -26,8 +26,9 @@ tool twice.
   ``{"type": "reject", "message": "..."}`` (or ``{"decisions": [one of these]}``); also
   ``{"type": "answer", "answer": <JSON>}`` (the engine's own answer, for any question) and
   ``{"type": "wait"}`` (someone answers in the inbox or with ``scope-tool answer``: wait for the
-  call). A call answered elsewhere while the agent was away needs no decision: the resumed step
-  finds it ended and returns its result. A decision the call refuses (an edit that breaks the
+  call). A call answered elsewhere while the agent was away ends the same way whatever the
+  resume value (``{"type": "wait"}`` says it best): the resumed step finds the call ended and
+  returns its result, the value unused. A decision the call refuses (an edit that breaks the
   schema, a malformed decision, one whose ``"call_id"`` names another call) interrupts again
   with ``"refused"`` saying why; the call keeps waiting, unchanged. Several waiting calls in
   one LangGraph task (a plain ``ToolNode``; ``create_agent`` gives each call its own task)

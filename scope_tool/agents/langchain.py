@@ -136,7 +136,9 @@ def scope_tools(
             (``None``: the ``acting_for`` block around the run, if any).
         require_verified: As :meth:`scope_tool.client.ToolCalls.start`.
         answered_by: Who a decision given through ``Command(resume=...)`` is recorded as
-            (the call's ``answered_by``); ``None`` records no one.
+            (the call's ``answered_by``) when the decision does not say (its own
+            ``"answered_by"``, and ``"identity_token"`` for a verified answer); ``None``
+            records no one.
         on_waiting: With ``on_wait="inline"``, called with the call's status when it stops to
             wait for a person, before the tool waits.
         on_worker_wait: As :meth:`scope_tool.client.ToolCalls.start_and_wait`.
@@ -290,6 +292,7 @@ class ScopeTool(BaseTool):
             )
             try:
                 answer = _answer(decision, self.name, pending.prompt, status.call_id)
+                who, token = _identity(decision, self._options.answered_by)
             except ValueError as problem:
                 refused = {"reason": "decision", "message": str(problem)}
                 continue
@@ -301,7 +304,7 @@ class ScopeTool(BaseTool):
                 continue
             try:
                 await handle.answer(
-                    answer, request_id=pending.request_id, answered_by=self._options.answered_by
+                    answer, request_id=pending.request_id, answered_by=who, identity_token=token
                 )
             except AnswerRejectedError as refusal:
                 if refusal.reason not in _ANSWERED_ELSEWHERE:
@@ -418,6 +421,43 @@ def _decision_schema(tool: str, status: CallStatus) -> dict[str, Any]:
     return schema
 
 
+def _identity(decision: Any, default: str | None) -> tuple[str | None, str | None]:
+    """Who gives a decision: its ``answered_by`` (else ``default``) and ``identity_token``.
+
+    Raises:
+        ValueError: either is there but not a non-empty string.
+    """
+    decision = _one(decision)
+    if not isinstance(decision, Mapping):
+        return default, None
+    found: list[str | None] = []
+    for key, fallback in (("answered_by", default), ("identity_token", None)):
+        value = decision.get(key, fallback)
+        if value is not None and not (isinstance(value, str) and value.strip()):
+            raise ValueError(
+                f"a decision's {key!r} must be a non-empty string, got {_shown(value)}"
+            )
+        found.append(value)
+    return found[0], found[1]
+
+
+def _one(decision: Any) -> Any:
+    """The decision itself, out of LangChain's batched ``{"decisions": [decision]}``.
+
+    Raises:
+        ValueError: the batch holds other than exactly one decision.
+    """
+    if isinstance(decision, Mapping) and set(decision) == {"decisions"}:
+        decisions = decision["decisions"]
+        if not isinstance(decisions, list) or len(decisions) != 1:
+            raise ValueError(
+                "a durable call's interrupt takes exactly one decision; resume each interrupt"
+                " by its id (Command(resume={interrupt.id: decision}))"
+            )
+        return decisions[0]
+    return decision
+
+
 def _answer(decision: Any, tool: str, prompt: bytes, call_id: str) -> Any:
     """The engine answer a resume value stands for (``_WAIT``: wait for the call).
 
@@ -428,14 +468,7 @@ def _answer(decision: Any, tool: str, prompt: bytes, call_id: str) -> Any:
     Raises:
         ValueError: the value is no decision this question takes (the message says why).
     """
-    if isinstance(decision, Mapping) and set(decision) == {"decisions"}:
-        decisions = decision["decisions"]
-        if not isinstance(decisions, list) or len(decisions) != 1:
-            raise ValueError(
-                "a durable call's interrupt takes exactly one decision; resume each interrupt"
-                " by its id (Command(resume={interrupt.id: decision}))"
-            )
-        decision = decisions[0]
+    decision = _one(decision)
     kind = decision.get("type") if isinstance(decision, Mapping) else None
     named = decision.get("call_id", call_id) if isinstance(decision, Mapping) else call_id
     if named != call_id:

@@ -225,7 +225,9 @@ async def test_a_rejection_reaches_the_model_as_an_error_tool_message_with_the_r
     await agent.ainvoke({"messages": [HumanMessage("note x")]}, config)
     [waiting] = (await agent.aget_state(config)).interrupts
     # LangChain's batched HITL response, one decision, is taken too.
-    decision = {"decisions": [{"type": "reject", "message": "not in this ledger"}]}
+    decision = {
+        "decisions": [{"type": "reject", "message": "not in this ledger", "answered_by": "carol"}]
+    }
     await agent.ainvoke(Command(resume={waiting.id: decision}), config)
     message = tool_messages(await agent.aget_state(config))["call_note"]
     assert message.status == "error"
@@ -235,6 +237,8 @@ async def test_a_rejection_reaches_the_model_as_an_error_tool_message_with_the_r
     assert ledger_lines(ledger) == []
     outcome = await calls.get(waiting.value["call_id"]).result()
     assert outcome.phase is Phase.REJECTED
+    status = await calls.get(waiting.value["call_id"]).status()
+    assert [a.answered_by for a in status.answers] == ["carol"]  # who decided, as recorded
 
 
 async def test_an_edit_that_breaks_the_schema_is_refused_and_the_call_keeps_waiting(
@@ -260,6 +264,9 @@ async def test_an_edit_that_breaks_the_schema_is_refused_and_the_call_keeps_wait
     [third] = (await agent.aget_state(config)).interrupts
     assert third.value["refused"]["reason"] == "decision"
     assert "'respond'" in third.value["refused"]["message"]
+    await agent.ainvoke(Command(resume={third.id: {"type": "approve", "answered_by": 5}}), config)
+    [third] = (await agent.aget_state(config)).interrupts
+    assert "'answered_by' must be a non-empty string" in third.value["refused"]["message"]
     # Then a good edit runs the tool once, with the edited arguments.
     good = {
         "type": "edit",

@@ -8,8 +8,10 @@
   from the turn and the model's tool-call ids, and returns when each has ended or waits for a
   person.
 
-Framework integrations live in their own modules behind extras (``scope_tool.agents.pydantic_ai``
-needs ``pip install 'scope-tool[pydantic-ai]'``); importing this package loads none of them.
+Framework integrations live in their own modules behind extras: ``scope_tool.agents.pydantic_ai``
+(``pip install 'scope-tool[pydantic-ai]'``), ``.openai_agents`` (``[openai-agents]``),
+``.langchain`` (``[langchain]``) and ``.google_adk`` (``[google-adk]``); importing this package
+loads none of them.
 """
 
 from scope_tool.agents._formats import (

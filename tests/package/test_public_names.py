@@ -258,6 +258,7 @@ PINNED: dict[str, list[str]] = {
         "session_conversation_id",
         "waiting_calls",
     ],
+    "scope_tool.agents.langchain": ["ScopeTool", "scope_tools"],
 }
 
 # Private control-flow signals, raised and caught inside one engine; never seen by a caller.

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.agent_tools import REGISTRY, ledger_lines
 from helpers.workers import REPOSITORY
 from jsonschema import Draft202012Validator
 from langchain.agents import create_agent
@@ -34,7 +35,6 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command
 
-from helpers.agent_tools import REGISTRY, ledger_lines
 from examples.agent import tools as example_tools
 from scope_tool import Definition, InputRequest, Invocation, Output, Registry, Result
 from scope_tool.agents import AgentsError, call_id_for

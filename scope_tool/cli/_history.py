@@ -76,6 +76,8 @@ def render_history(trail: CallHistory) -> str:
     for answer in trail.answers:
         repeat = " (repeat, no effect)" if answer.duplicate else ""
         verified = " (verified)" if answer.verified else ""
+        if answer.channel:
+            verified += f" through {escaped_controls(answer.channel)}"
         moments.append(
             (
                 _time(answer.answered_at),

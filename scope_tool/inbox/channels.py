@@ -203,33 +203,8 @@ class ChannelEndpoints:
     def _still_open(
         self, request: Request, claims: LinkClaims, status: CallStatus
     ) -> Response | None:
-        pending = status.pending
-        if pending is None or pending.request_id != claims.request_id:
-            done = next(
-                (each for each in status.answers if each.request_id == claims.request_id), None
-            )
-            who = (
-                f": {done.answered_by or 'someone'} answered it"
-                + (f" through {done.channel}" if done.channel else "")
-                if done is not None
-                else ""
-            )
-            return self._refusal(
-                request,
-                "finished",
-                f"this question of call {claims.call_id!r} is no longer waiting"
-                f" ({status.phase.value}){who}; this link is used up",
-                claims,
-            )
-        allowed = status.allowed_answerers
-        if allowed and claims.recipient not in allowed:
-            return self._refusal(
-                request,
-                "not_allowed",
-                f"{claims.recipient!r} may not answer call {claims.call_id!r}",
-                claims,
-            )
-        return None
+        gone = _gone(claims, status, claims.recipient)
+        return self._refusal(request, *gone, claims) if gone is not None else None
 
     async def email_confirm(self, request: Request) -> Response:
         """``GET``: the confirmation page (decides nothing)."""
@@ -335,6 +310,19 @@ class ChannelEndpoints:
             return "not_found", f"there is no call {claims.call_id!r}"
         if receipt.duplicate:
             return "finished", "this question was already answered with this decision"
+        # Temporal answers a repeated update id (same question, same text) with the first
+        # update's receipt: whether this person's answer is the one taken, the call says.
+        taken = next(
+            (
+                each
+                for each in (await self._calls.get(claims.call_id).status()).answers
+                if each.request_id == claims.request_id
+            ),
+            None,
+        )
+        if taken is None or (taken.answered_by, taken.channel) != (person, channel):
+            who = f"{taken.answered_by} through {taken.channel}" if taken is not None else "?"
+            return "finished", f"this question was already answered (by {who})"
         return None
 
     async def _arguments(self, call_id: str) -> str:
@@ -399,6 +387,13 @@ class ChannelEndpoints:
             return await self._slack_tell(respond, error.reason, f"{error}{inbox}")
         if claims.channel != "slack":
             return await self._slack_tell(respond, "not_verified", "not a Slack decision")
+        try:
+            status = await self._calls.get(claims.call_id).status()
+        except CallNotFoundError:
+            return await self._slack_tell(respond, "not_found", f"no call {claims.call_id!r}")
+        gone = _gone(claims, status, person)
+        if gone is not None:
+            return await self._slack_tell(respond, *gone)
         refusal = await self._answer(claims, person, "slack")
         if refusal is not None:
             return await self._slack_tell(respond, *refusal)
@@ -429,6 +424,28 @@ class ChannelEndpoints:
                     },
                 )
         return self._slack_refusal(reason, message)
+
+
+def _gone(claims: LinkClaims, status: CallStatus, person: str) -> tuple[str, str] | None:
+    """Why the link's question can no longer be answered by ``person`` (``None``: it can)."""
+    pending = status.pending
+    if pending is None or pending.request_id != claims.request_id:
+        done = next((each for each in status.answers if each.request_id == claims.request_id), None)
+        who = (
+            f": {done.answered_by or 'someone'} answered it"
+            + (f" through {done.channel}" if done.channel else "")
+            if done is not None
+            else ""
+        )
+        return (
+            "finished",
+            f"this question of call {claims.call_id!r} is no longer waiting"
+            f" ({status.phase.value}){who}; this link is used up",
+        )
+    allowed = status.allowed_answerers
+    if allowed and person not in allowed:
+        return "not_allowed", f"{person!r} may not answer call {claims.call_id!r}"
+    return None
 
 
 def session_id_of_link(request: Request) -> str | None:

@@ -78,7 +78,10 @@ class SlackHook:
     """Posts the stand-in received, as parsed JSON."""
 
     posts: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
     url: str = ""
+    api_url: str = ""
+    api_reply: dict[str, Any] = field(default_factory=lambda: {"ok": True, "ts": "1.2"})
 
 
 @contextmanager
@@ -90,16 +93,19 @@ def slack_webhook() -> Iterator[SlackHook]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             hook.posts.append(json.loads(self.rfile.read(length)))
+            hook.headers.append(dict(self.headers.items()))
+            api = self.path.endswith("/chat.postMessage")  # the Web API answers JSON
             self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Type", "application/json" if api else "text/plain")
             self.end_headers()
-            self.wfile.write(b"ok")
+            self.wfile.write(json.dumps(hook.api_reply).encode() if api else b"ok")
 
         def log_message(self, *args: Any) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     hook.url = f"http://127.0.0.1:{server.server_address[1]}/services/T000/B000/XXXX"
+    hook.api_url = f"http://127.0.0.1:{server.server_address[1]}/api"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -22,9 +22,10 @@ from helpers.waiting import wait_until
 from playwright.async_api import Browser, async_playwright, expect
 
 from channels._servers import Mailbox
-from channels.conftest import SECRET
+from channels.conftest import LOGIN_SECRET, SECRET
 from scope_tool import Request
 from scope_tool.client import Phase, ToolCalls
+from scope_tool.inbox import mint_login_token
 from scope_tool.testing import wait_for_input, wait_for_phase
 from scope_tool.wire.links import issue_link, link_key
 
@@ -135,6 +136,12 @@ async def test_an_emailed_approval_is_confirmed_in_chromium_and_completes_once(
     await expect(page.get_by_test_id("message")).to_contain_text("alice answered it through email")
     await page.goto(_links(to_bob)["Deny"])
     await expect(page.get_by_test_id("reason")).to_have_text("finished")
+    # The inbox's page of the call shows who decided and through which channel.
+    await page.goto(
+        f"{inbox_url}/calls/{call_id}?token={mint_login_token('bob', secret=LOGIN_SECRET)}"
+    )
+    await expect(page.get_by_test_id("answered-by")).to_contain_text("alice")
+    await expect(page.get_by_test_id("channel")).to_have_text("through email")
     await context.close()
     assert len((await handle.history()).answers) == 1
     assert len(mailbox.messages) == 2  # one message per recipient, never more

@@ -7,10 +7,12 @@ Slack's own published example (docs: "Verifying requests from Slack") is a fixed
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -22,10 +24,13 @@ from channels._servers import SlackHook
 from channels.conftest import SECRET
 from scope_tool import Request
 from scope_tool.client import Phase, ToolCalls
-from scope_tool.config.channels import SlackReceiving
+from scope_tool.config.channels import SlackReceiving, SlackSettings
 from scope_tool.inbox import AllowedHosts, InboxAuth, create_app
 from scope_tool.inbox.channels import slack_signature, verify_slack_signature
 from scope_tool.testing import wait_for_input
+from scope_tool.wire import AnnounceInput
+from scope_tool.wire.links import link_key
+from scope_tool.workers._channels import Announcer
 
 SIGNING_SECRET = "test-slack-signing-secret-0123"
 USERS = {"U01ALICE": "alice", "U02BOB": "bob", "U03MALLORY": "mallory"}
@@ -190,3 +195,34 @@ async def test_forged_stale_unknown_and_misdirected_presses_are_refused(
     assert status.phase is Phase.AWAITING_INPUT
     assert status.answers == ()
     assert status.refused == ()  # refusals before the call: nothing reached it
+
+
+def test_chat_post_message_sends_once_with_the_bot_token(
+    slack_hook: SlackHook, tmp_path: Path
+) -> None:
+    settings = SlackSettings(bot_token="xoxb-test", channel="C0123", api_url=slack_hook.api_url)
+    announcer = Announcer(slack=settings, identity_secret=SECRET.encode(), ledger=tmp_path)
+    question = AnnounceInput(
+        call_id="post-1",
+        tool="deploy",
+        request_id="post-1/r1",
+        arguments="{}",
+        prompt=b'"Deploy?"',
+        response_schema=b'{"enum": ["canary", "all"]}',
+        channels=("slack",),
+    )
+    key = link_key(SECRET.encode())
+    assert announcer._post_one(settings, key, question) is True
+    assert announcer._post_one(settings, key, question) is False  # the ledger: once only
+    [post] = slack_hook.posts
+    assert slack_hook.headers[0]["Authorization"] == "Bearer xoxb-test"
+    assert post["channel"] == "C0123"
+    [actions] = [b for b in post["blocks"] if b["type"] == "actions"]
+    assert [e["text"]["text"] for e in actions["elements"]] == ["canary", "all"]
+    # Slack refusing the message is an error the activity retries (and the ledger stays open).
+    slack_hook.api_reply = {"ok": False, "error": "channel_not_found"}
+    second = dataclasses.replace(question, request_id="post-1/r2")
+    with pytest.raises(RuntimeError, match="channel_not_found"):
+        announcer._post_one(settings, key, second)
+    slack_hook.api_reply = {"ok": True}
+    assert announcer._post_one(settings, key, second) is True

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers.replay import assert_replays
 from helpers.waiting import wait_until
 from playwright.async_api import Browser, async_playwright, expect
 
@@ -145,6 +146,14 @@ async def test_an_emailed_approval_is_confirmed_in_chromium_and_completes_once(
     await context.close()
     assert len((await handle.history()).answers) == 1
     assert len(mailbox.messages) == 2  # one message per recipient, never more
+    await assert_replays(handle)  # the announcement is deterministic workflow code
+
+
+async def test_unknown_channels_are_refused_before_the_call_starts(calls: ToolCalls) -> None:
+    with pytest.raises(ValueError, match="channels must be a sequence of 'email', 'slack'"):
+        await calls.start(Request("ask", "{}"), call_id="no-fax", channels=("fax",))
+    with pytest.raises(ValueError, match="channels"):
+        await calls.start(Request("ask", "{}"), call_id="no-str", channels="email")  # type: ignore[arg-type]
 
 
 async def _confirm_page(http: httpx.AsyncClient, url: str) -> tuple[httpx.Response, str]:

@@ -257,7 +257,7 @@ class Announcer:
         if missing:
             activity.logger.warning("no email address for %s (SCOPE_TOOL_EMAIL_TO)", missing)
         sent: list[str] = []
-        async with _heartbeating():
+        async with _Heartbeating():
             for name, address in addressed:
                 if address is None:
                     continue
@@ -311,7 +311,7 @@ class Announcer:
                 " (SCOPE_TOOL_SLACK_WEBHOOK_URL or SCOPE_TOOL_SLACK_BOT_TOKEN)"
             )
         key = self._link_key("slack")
-        async with _heartbeating():
+        async with _Heartbeating():
             return await asyncio.to_thread(self._post_one, settings, key, question)
 
     def _post_one(self, settings: SlackSettings, key: bytes, question: AnnounceInput) -> bool:
@@ -420,7 +420,7 @@ def _post_json(url: str, payload: dict[str, Any], headers: dict[str, str]) -> by
     return body
 
 
-class _heartbeating:
+class _Heartbeating:
     """Heartbeat every second while a send runs (a lost worker is noticed within seconds)."""
 
     def __init__(self) -> None:

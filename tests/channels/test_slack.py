@@ -7,6 +7,7 @@ Slack's own published example (docs: "Verifying requests from Slack") is a fixed
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import time
@@ -18,6 +19,7 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
+from e2e._cli import run_cli
 from helpers.waiting import wait_until
 
 from channels._servers import SlackHook
@@ -115,7 +117,12 @@ async def _posted(calls: ToolCalls, slack_hook: SlackHook, call_id: str) -> dict
 
 
 async def test_a_signed_button_press_answers_as_the_mapped_person_and_updates_the_message(
-    calls: ToolCalls, worker: Any, slack_hook: SlackHook, inbox: tuple[Any, list[Any]]
+    calls: ToolCalls,
+    worker: Any,
+    slack_hook: SlackHook,
+    inbox: tuple[Any, list[Any]],
+    task_queue: str,
+    temporal_address: str,
 ) -> None:
     http, updates = inbox
     call_id = f"ship-{uuid.uuid4().hex[:8]}"
@@ -147,6 +154,18 @@ async def test_a_signed_button_press_answers_as_the_mapped_person_and_updates_th
     assert late.json()["reason"] == "finished"
     assert len((await handle.history()).answers) == 1
     assert updates[-1][1]["response_type"] == "ephemeral"  # the presser alone is told
+
+    # The command line shows the verified person and the channel.
+    status = await asyncio.to_thread(
+        run_cli, "status", call_id, "--task-queue", task_queue, address=temporal_address
+    )
+    assert status.code == 0, status.stderr
+    assert "true by alice (verified) through slack" in status.stdout
+    history = await asyncio.to_thread(
+        run_cli, "history", call_id, "--task-queue", task_queue, address=temporal_address
+    )
+    assert history.code == 0, history.stderr
+    assert f"answered  {call_id}/r1 by alice (verified) via update through slack" in history.stdout
 
 
 async def test_forged_stale_unknown_and_misdirected_presses_are_refused(

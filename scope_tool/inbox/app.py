@@ -138,6 +138,7 @@ def create_app(
         identity_secret=secret,
         slack=slack if slack is not None else SlackReceiving.from_env(),
         form_tokens=form_tokens,
+        auth=auth,
         clock=clock,
         post_response=slack_responder,
     )

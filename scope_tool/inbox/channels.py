@@ -50,6 +50,7 @@ from scope_tool.client import (
     read_prompt,
 )
 from scope_tool.config.channels import SlackReceiving
+from scope_tool.inbox.auth import AuthenticationError, InboxAuth
 from scope_tool.inbox.csrf import CSRF_FIELD, FormTokens, new_session_id
 from scope_tool.wire.identity import issue_token
 from scope_tool.wire.links import LinkClaims, LinkError, link_key, verify_link
@@ -122,6 +123,10 @@ class ChannelEndpoints:
         identity_secret: signs answer links (derived key) and the answers' identity tokens;
             ``None`` turns the channel routes off (503).
         slack: the Slack app's signing secret and user table; ``None`` turns Slack off.
+        form_tokens: the inbox's form tokens (the confirmation form carries one).
+        auth: the inbox's sign-in: a browser signed in as someone other than a link's
+            recipient is refused ``not_allowed`` (with single sign-on in front of the inbox,
+            a forwarded link does not answer for its first recipient).
         clock: Unix time now (tests move it).
         post_response: how the Slack message is updated (``response_url``, JSON body).
     """
@@ -134,6 +139,7 @@ class ChannelEndpoints:
         identity_secret: bytes | None,
         slack: SlackReceiving | None,
         form_tokens: FormTokens,
+        auth: InboxAuth | None = None,
         clock: Callable[[], float] = time.time,
         post_response: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
@@ -143,6 +149,7 @@ class ChannelEndpoints:
         self._key = link_key(identity_secret) if identity_secret is not None else None
         self._slack = slack
         self._forms = form_tokens
+        self._auth = auth
         self._clock = clock
         self._post_response = post_response or _post_response
 
@@ -203,6 +210,19 @@ class ChannelEndpoints:
     def _still_open(
         self, request: Request, claims: LinkClaims, status: CallStatus
     ) -> Response | None:
+        if self._auth is not None and self._auth.authenticated:
+            try:
+                signed_in = self._auth.identify(request)
+            except AuthenticationError:
+                signed_in = None  # not signed in: the link alone says who answers
+            if signed_in is not None and signed_in != claims.recipient:
+                return self._refusal(
+                    request,
+                    "not_allowed",
+                    f"this link was sent to {claims.recipient!r}, and this browser is signed in"
+                    f" to the inbox as {signed_in!r}; {signed_in!r} can answer from the inbox",
+                    claims,
+                )
         gone = _gone(claims, status, claims.recipient)
         return self._refusal(request, *gone, claims) if gone is not None else None
 

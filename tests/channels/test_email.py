@@ -222,6 +222,15 @@ async def test_refused_links_change_nothing(
         assert refused.status_code == 403
         assert "not_verified" in refused.text
 
+        # A browser signed in to the inbox as someone else (bob) cannot use alice's link.
+        async with httpx.AsyncClient() as bobs_browser:
+            login = mint_login_token("bob", secret=LOGIN_SECRET)
+            await bobs_browser.get(f"{inbox_url}/?token={login}")
+            page = await bobs_browser.get(alice["Approve"])
+            assert page.status_code == 403
+            assert "not_allowed" in page.text
+            assert "signed in to the inbox as &#39;bob&#39;" in page.text
+
         # No form token at all (a cross-site form cannot read one): refused.
         refused = await http.post(alice["Approve"], data={}, headers=origin)
         assert refused.status_code == 403

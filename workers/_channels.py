@@ -194,10 +194,16 @@ def compose(
 def message_id(question: AnnounceInput, recipient: str, sender: str) -> str:
     """The same ``Message-ID`` for the same question and recipient, on every attempt."""
     digest = hashlib.sha256(
-        "\0".join(("email", question.call_id, question.request_id, recipient)).encode("utf-8")
+        "\0".join(("email", *_identity(question), recipient)).encode("utf-8")
     ).hexdigest()[:40]
     domain = sender.rpartition("@")[2].strip(">") or "scope-tool.invalid"
     return f"<{digest}@{domain}>"
+
+
+def _identity(question: AnnounceInput) -> tuple[str, ...]:
+    """What makes a message once-only: the call, the request and (for a reminder) its number."""
+    occasion = (str(question.occasion),) if question.occasion else ()
+    return (question.call_id, question.request_id, *occasion)
 
 
 class Announcer:
@@ -268,7 +274,7 @@ class Announcer:
     def _send_one(
         self, settings: EmailSettings, key: bytes, question: AnnounceInput, name: str, to: str
     ) -> bool:
-        with self._ledger.entry("email", question.call_id, question.request_id, name) as (
+        with self._ledger.entry("email", *_identity(question), name) as (
             done,
             mark,
         ):
@@ -315,7 +321,7 @@ class Announcer:
             return await asyncio.to_thread(self._post_one, settings, key, question)
 
     def _post_one(self, settings: SlackSettings, key: bytes, question: AnnounceInput) -> bool:
-        with self._ledger.entry("slack", question.call_id, question.request_id) as (done, mark):
+        with self._ledger.entry("slack", *_identity(question)) as (done, mark):
             if done:
                 return False
             payload: dict[str, Any] = slack_message(

@@ -77,7 +77,8 @@ class Notices:
             await workflow.start_child_workflow(
                 ANNOUNCE_WORKFLOW,
                 question,
-                id=f"{self._call.call_id}/announce/r{round_number}",
+                id=f"{self._call.call_id}/announce/r{round_number}"
+                + (f"/{question.occasion}" if question.occasion else ""),
                 parent_close_policy=workflow.ParentClosePolicy.ABANDON,
                 static_summary=f"announce {question.request_id} by {', '.join(question.channels)}",
             )

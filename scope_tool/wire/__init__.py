@@ -396,6 +396,9 @@ class AnnounceInput:
     allowed_answerers: tuple[str, ...] = ()
     channels: tuple[str, ...] = ()
     deadline: datetime | None = None
+    occasion: int = 0
+    """0 for the first announcement of the question; n for the n-th reminder of it. Each
+    occasion is its own once-only message per recipient (ledger entry and Message-ID)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,6 +3,7 @@ question offers, the email a person receives; and a worker still imports without
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -191,6 +192,9 @@ def test_the_email_shows_the_prompt_the_exact_arguments_and_one_link_per_decisio
     first = message_id(_question({"type": "boolean"}), "alice", "a@example.test")
     assert first == message_id(_question({"type": "string"}), "alice", "a@example.test")
     assert first != message_id(_question({"type": "boolean"}), "bob", "a@example.test")
+    # A reminder of the same question is a message of its own (once only, too).
+    reminder = dataclasses.replace(_question({"type": "boolean"}), occasion=1)
+    assert message_id(reminder, "alice", "a@example.test") != first
 
 
 def test_a_worker_imports_without_a_web_stack() -> None:

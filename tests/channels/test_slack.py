@@ -8,6 +8,7 @@ Slack's own published example (docs: "Verifying requests from Slack") is a fixed
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import json
 import time
@@ -197,8 +198,6 @@ async def test_forged_stale_unknown_and_misdirected_presses_are_refused(
     # Wrong call: the button's token altered to name another call.
     head, _, tail = buttons["Approve"].partition(".")
     claims, _, signature = tail.partition(".")
-    import base64
-
     raw = json.loads(base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4)))
     raw["call"] = "some-other-call"
     other = base64.urlsafe_b64encode(json.dumps(raw, separators=(",", ":")).encode()).rstrip(b"=")

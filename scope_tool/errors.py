@@ -34,6 +34,8 @@ docs/errors.md; tests/package/test_public_names.py checks that every class is in
     │   └── TelemetryConfigError  (ValueError)  tracing asked for without OpenTelemetry
     ├── IdentityError         (ValueError)  scope_tool.wire.identity: an identity token
     │                                       cannot be issued or verified (``reason``)
+    ├── LinkError             (ValueError)  scope_tool.wire.links: an email or Slack answer
+    │                                       link is forged, malformed or expired (``reason``)
     ├── CommandError                        scope_tool.serving._errors: a command-line
     │                                       failure, one line and an exit code
     ├── MissingBinaryError  (RuntimeError)  scope_tool.testing: no Temporal binary

@@ -21,16 +21,20 @@ from temporalio.worker import PollerBehaviorAutoscaling, UnsandboxedWorkflowRunn
 
 from scope_tool import Registry
 from scope_tool.config._converter import for_workflow_worker, with_scope_tool_converter
+from scope_tool.config.channels import EmailSettings, SlackSettings, ledger_from_env
 from scope_tool.config.settings import DEFAULT_TASK_QUEUE
 from scope_tool.wire.identity import (
     identity_secret_from_environment,
     install_identity_secret,
     install_worker_identity,
+    installed_identity_secret,
 )
 from scope_tool.workers._activities import ToolActivities
+from scope_tool.workers._channels import Announcer
 from scope_tool.workers._check_answer import check_answer
 from scope_tool.workers._notify import Notifier
 from scope_tool.workers._routes import RoundsHere, ToolWorker, route_plan
+from scope_tool.workflows._announce import AnnounceWorkflow
 from scope_tool.workflows._catalog import CatalogWorkflow
 from scope_tool.workflows._notify_workflow import NotifyWorkflow
 from scope_tool.workflows._workflow import ToolCallWorkflow
@@ -65,6 +69,7 @@ def build_worker(
     cancel_check_interval: timedelta = timedelta(seconds=1),
     notify_secret: str | None = None,
     notify_allowed: str | None = None,
+    announcer: Announcer | None = None,
 ) -> ToolWorker:
     """A worker for ``task_queue``: the workflows there, each tool on its own queues.
 
@@ -84,6 +89,8 @@ def build_worker(
             call's tool learns of it within about this long (one heartbeat RPC per interval).
         notify_secret: signs webhook bodies (HMAC-SHA256, see ``scope_tool.config.webhook``).
         notify_allowed: comma-separated URL prefixes webhooks may be sent to (None: any).
+        announcer: sends questions by email and Slack (``scope_tool.workers._channels``);
+            None reads the channel settings from the environment (``scope_tool.config.channels``).
 
     ``SCOPE_TOOL_IDENTITY_SECRET``, when set, is installed as the secret this process's
     workflows verify identity tokens with (``scope_tool.wire.identity``); unset, an installed one
@@ -91,6 +98,7 @@ def build_worker(
 
     Raises:
         IdentityError: ``SCOPE_TOOL_IDENTITY_SECRET`` is set but shorter than 16 bytes.
+        SettingsError: a channel setting is malformed (the variable is named).
     """
     if not task_queue or "@" in task_queue:
         raise ValueError(
@@ -131,11 +139,18 @@ def build_worker(
         for each in versions
     ]
     notifier = Notifier(secret=notify_secret, allowed=notify_allowed)
+    if announcer is None:
+        announcer = Announcer(
+            email=EmailSettings.from_env(),
+            slack=SlackSettings.from_env(),
+            identity_secret=secret if secret is not None else installed_identity_secret(),
+            ledger=ledger_from_env(),
+        )
     main = Worker(
         # A signal sealed with other keys is dropped and recorded, not a failed task for good.
         for_workflow_worker(client),
         task_queue=task_queue,
-        workflows=[ToolCallWorkflow, NotifyWorkflow, CatalogWorkflow],
+        workflows=[ToolCallWorkflow, NotifyWorkflow, CatalogWorkflow, AnnounceWorkflow],
         # Routed rounds are offered here first (eager dispatch to this very worker when it has a
         # free slot); rounds of calls started before routing still run here as they did.
         activities=[
@@ -143,6 +158,8 @@ def build_worker(
             by_version[0].call_tool,
             notifier.notify,
             check_answer,
+            announcer.send_email,
+            announcer.post_slack,
         ],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=max_concurrent_activities,

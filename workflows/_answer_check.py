@@ -33,7 +33,7 @@ from scope_tool._schema_check import CheckOutcome
 from scope_tool.wire import STAGE_ANSWER, AnswerInput, CheckAnswerResult, ToolCallInput
 from scope_tool.wire._status import AnswerRecord, PendingInput, Phase
 from scope_tool.wire.errors import RefusalDetail, RefusalReason
-from scope_tool.wire.identity import IdentityError, token_subject, verify_token
+from scope_tool.wire.identity import IdentityError, token_claims, verify_token
 
 __all__ = [
     "MAX_REFUSAL_TEXT",
@@ -94,6 +94,8 @@ class Accepted:
     duplicate: bool = False
     answered_by: str | None = None
     verified: bool = False
+    channel: str | None = None
+    """The verified token's issuer (``inbox``, ``cli``, ``email``, ``slack``); ``None`` without."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -193,9 +195,10 @@ class AnswerCheck:
         ``worker`` names the worker checking, in the refusal when it has no secret.
         """
 
-        def verified(token: str) -> str | IdentityError | None:
+        def verified(token: str) -> tuple[str, str | None] | IdentityError | None:
             try:
-                return verify_token(token, secret=identity_secret, now=now, worker=worker).name
+                found = verify_token(token, secret=identity_secret, now=now, worker=worker)
+                return found.name, found.issuer
             except IdentityError as exc:
                 return exc
 
@@ -208,7 +211,7 @@ class AnswerCheck:
 
         On replay validators do not run, and the accepted update in history is the proof.
         """
-        return self._decide(answer, token_subject, schema_verdict)
+        return self._decide(answer, token_claims, schema_verdict)
 
     def signal(
         self, answer: AnswerInput, *, schema_verdict: tuple[str, CheckAnswerResult] | None = None
@@ -239,7 +242,7 @@ class AnswerCheck:
     def _decide(
         self,
         answer: AnswerInput,
-        read_token: Callable[[str], str | IdentityError | None] | None,
+        read_token: Callable[[str], tuple[str, str | None] | IdentityError | None] | None,
         schema_verdict: tuple[str, CheckAnswerResult] | None,
     ) -> Verdict:
         state, refuse = self._state, self._refuse
@@ -252,6 +255,7 @@ class AnswerCheck:
                     duplicate=True,
                     answered_by=previous.answered_by,
                     verified=previous.verified,
+                    channel=previous.channel,
                 )
             return refuse(
                 RefusalReason.STALE_REQUEST,
@@ -284,7 +288,7 @@ class AnswerCheck:
         who = self._answerer(answer, read_token)
         if isinstance(who, Refused):
             return who
-        answered_by, verified = who
+        answered_by, verified, channel = who
         too_large = self._too_large(answer)
         if too_large is not None:
             return too_large
@@ -301,14 +305,22 @@ class AnswerCheck:
                 problem=verdict.violation if verdict.violation is not None else verdict.detail,
                 schema_path=verdict.path,
             )
-        return Accepted(request_id=pending.request_id, answered_by=answered_by, verified=verified)
+        return Accepted(
+            request_id=pending.request_id,
+            answered_by=answered_by,
+            verified=verified,
+            channel=channel,
+        )
 
     def _answerer(
-        self, answer: AnswerInput, read_token: Callable[[str], str | IdentityError | None] | None
-    ) -> tuple[str | None, bool] | Refused:
-        """Who answered and whether that is verified, or why the answer's identity is refused."""
+        self,
+        answer: AnswerInput,
+        read_token: Callable[[str], tuple[str, str | None] | IdentityError | None] | None,
+    ) -> tuple[str | None, bool, str | None] | Refused:
+        """Who answered, whether that is verified and through which channel (the token's
+        issuer), or why the answer's identity is refused."""
         call_id, token = self._state.call.call_id, answer.identity_token
-        answered_by, verified = answer.answered_by, False
+        answered_by, verified, channel = answer.answered_by, False, None
         if token is not None and read_token is None:
             return self._refuse(
                 RefusalReason.NOT_VERIFIED,
@@ -316,12 +328,13 @@ class AnswerCheck:
                 " ToolCallHandle.answer, the CLI and the inbox), not by signal",
             )
         if token is not None and read_token is not None:
-            name = read_token(token)
-            if isinstance(name, IdentityError):
+            read = read_token(token)
+            if isinstance(read, IdentityError):
                 return self._refuse(
-                    RefusalReason(name.reason),
-                    f"call {call_id!r} refused the answer's identity: {name}",
+                    RefusalReason(read.reason),
+                    f"call {call_id!r} refused the answer's identity: {read}",
                 )
+            name, channel = read if read is not None else (None, None)
             if answered_by is not None and answered_by != name:
                 return self._refuse(
                     RefusalReason.NOT_VERIFIED,
@@ -342,7 +355,7 @@ class AnswerCheck:
                 f"{answered_by!r} may not answer call {call_id!r}; allowed: {', '.join(allowed)}",
                 allowed=tuple(allowed),
             )
-        return answered_by, verified
+        return answered_by, verified, channel
 
     def _too_large(self, answer: AnswerInput) -> Refused | None:
         """The size refusals: a text that never arrived, over the I-JSON limit, or the round's."""

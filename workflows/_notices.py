@@ -21,8 +21,10 @@ from temporalio.exceptions import ActivityError, ChildWorkflowError, WorkflowAlr
 
 with workflow.unsafe.imports_passed_through():
     from scope_tool.wire import (
+        ANNOUNCE_WORKFLOW,
         NOTIFY_ACTIVITY,
         NOTIFY_WORKFLOW,
+        AnnounceInput,
         NotifyDelivery,
         NotifyInput,
         ToolCallInput,
@@ -64,6 +66,24 @@ class Notices:
         if notice.event == "awaiting_input":
             # Left running when the call ends: the call records what it still sees.
             self._watching.append(asyncio.ensure_future(self._watch(notice, started)))
+
+    def announce(self, question: AnnounceInput, *, round_number: int) -> None:
+        """Start sending ``question`` through the call's channels (``scope_tool.Announce``,
+        abandoned like a notice) without waiting for it."""
+        self._starting.append(asyncio.ensure_future(self._announce(question, round_number)))
+
+    async def _announce(self, question: AnnounceInput, round_number: int) -> None:
+        try:
+            await workflow.start_child_workflow(
+                ANNOUNCE_WORKFLOW,
+                question,
+                id=f"{self._call.call_id}/announce/r{round_number}"
+                + (f"/{question.occasion}" if question.occasion else ""),
+                parent_close_policy=workflow.ParentClosePolicy.ABANDON,
+                static_summary=f"announce {question.request_id} by {', '.join(question.channels)}",
+            )
+        except (WorkflowAlreadyStartedError, ChildWorkflowError) as err:
+            self._errors.append(f"announce: not started: {describe(err)}")
 
     async def handed_over(self) -> None:
         """Wait until every notice has been started (the old path: delivered)."""

@@ -73,6 +73,7 @@ with workflow.unsafe.imports_passed_through():
         TOOL_KEY,
         UNSERVED_TOOL,
         WORKFLOW_NAME,
+        AnnounceInput,
         AnswerInput,
         AnswerReceipt,
         CallToolInput,
@@ -426,6 +427,21 @@ class ToolCallWorkflow:
             waiting_details(tool=call.tool, call_id=call.call_id, pending=pending)
         )
         self._notify("awaiting_input")
+        if call.channels:
+            self._notices.announce(
+                AnnounceInput(
+                    call_id=call.call_id,
+                    tool=call.tool,
+                    request_id=pending.request_id,
+                    arguments=call.arguments,
+                    prompt=pending.prompt,
+                    response_schema=pending.response_schema,
+                    allowed_answerers=call.allowed_answerers,
+                    channels=call.channels,
+                    deadline=pending.deadline,
+                ),
+                round_number=self._round,
+            )
         try:
             await workflow.wait_condition(lambda: self._answer is not None, timeout=timeout)
         except TimeoutError:
@@ -643,6 +659,7 @@ class ToolCallWorkflow:
             answered_by=verdict.answered_by,
             answered_at=workflow.now(),
             verified=verdict.verified,
+            channel=verdict.channel,
         )
         self._answers[record.request_id] = record
         self._answer = record

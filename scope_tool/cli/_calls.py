@@ -145,6 +145,7 @@ async def run_call(args: argparse.Namespace) -> int:
             notify_url=args.notify_url,
             principal=principal,
             require_verified=args.require_verified,
+            channels=tuple(args.channel),
         )
     except CallConflictError as error:  # a refusal (exit 1): the command line itself is fine
         raise CommandError(str(error)) from None

@@ -143,6 +143,7 @@ def _start_worker(
     ).worker_command(tools, metrics=metrics)
     environment = {**os.environ, **variables}
     environment.setdefault("SCOPE_TOOL_FILES_DIR", str(settings.data_dir / "files"))
+    environment.setdefault("SCOPE_TOOL_CHANNEL_LEDGER", str(settings.data_dir / "channel-sent"))
     for name in ("SCOPE_TOOL_NAMESPACE", "SCOPE_TOOL_TLS", "SCOPE_TOOL_API_KEY"):
         environment.pop(name, None)  # the embedded dev server: default namespace, plain text
     return spawn_supervised(

@@ -76,11 +76,12 @@ def render_history(trail: CallHistory) -> str:
     for answer in trail.answers:
         repeat = " (repeat, no effect)" if answer.duplicate else ""
         verified = " (verified)" if answer.verified else ""
+        channel = f" through {escaped_controls(answer.channel)}" if answer.channel else ""
         moments.append(
             (
                 _time(answer.answered_at),
                 f"answered  {answer.request_id} by {escaped_controls(answer.answered_by or 'anonymous')}{verified}"
-                f" via {answer.via} from client {escaped_controls(answer.client_identity or '?')}{repeat}:"
+                f" via {answer.via}{channel} from client {escaped_controls(answer.client_identity or '?')}{repeat}:"
                 f" {_compact(answer.response)}",
             )
         )

@@ -165,6 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="answers must carry an identity token (scope-tool token issue; the inbox adds one)",
     )
+    call.add_argument(
+        "--channel",
+        action="append",
+        default=[],
+        choices=("email", "slack"),
+        help="also send each question by email or to Slack (repeatable; docs/channels.md)",
+    )
     add_connection_arguments(call)
 
     tools = command(commands, "tools", "list the tools the running workers serve")

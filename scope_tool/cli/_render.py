@@ -212,7 +212,8 @@ def render_status(status: CallStatus, *, connection: str = "") -> str:
             (
                 f"answer {number}",
                 f"{text} by {escaped_controls(answer_fields['answered_by'] or '-')}"
-                + (" (verified)" if answer.verified else ""),
+                + (" (verified)" if answer.verified else "")
+                + (f" through {escaped_controls(answer.channel)}" if answer.channel else ""),
             )
         )
     if status.outcome is not None:

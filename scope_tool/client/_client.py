@@ -72,6 +72,7 @@ class CallOptions(TypedDict, total=False):
     notify_url: str | None
     principal: Principal | None
     require_verified: bool
+    channels: Sequence[str]
 
 
 class ToolCalls:
@@ -197,6 +198,9 @@ class ToolCalls:
                 (the ``acting_for`` block around this call), which may be ``None`` too.
             require_verified: answers must carry a valid identity token
                 (:mod:`scope_tool.wire.identity`); the token's subject is who answered.
+            channels: where each question is also sent when the call starts waiting:
+                ``"email"`` (one message per allowed answerer, a link per decision) and/or
+                ``"slack"`` (a message with a button per decision); see docs/channels.md.
 
         Raises:
             ValueError: an argument is malformed (nothing was started).
@@ -271,6 +275,12 @@ class ToolCalls:
         notify_url = options.get("notify_url")
         principal = options.get("principal")
         require_verified = options.get("require_verified", False)
+        channels = options.get("channels", ())
+        if isinstance(channels, str) or not all(each in wire.CHANNELS for each in channels):
+            raise ValueError(
+                f"channels must be a sequence of {', '.join(map(repr, wire.CHANNELS))},"
+                f" got {channels!r}"
+            )
         if not isinstance(request, Request):
             raise TypeError(f"request must be a scope_tool.Request, not {type(request).__name__}")
         if not isinstance(call_id, str) or not call_id.strip():
@@ -319,6 +329,7 @@ class ToolCalls:
             heartbeat_timeout_seconds=self._heartbeat_timeout.total_seconds(),
             principal=principal,
             require_verified=require_verified,
+            channels=tuple(dict.fromkeys(channels)),
             routed=True,
             eager_rounds=True,
             running_shown_late=True,

@@ -56,7 +56,7 @@ from scope_tool.wire._questions import read_question
 from scope_tool.wire._staging import StagedTexts
 from scope_tool.wire._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
 from scope_tool.wire.errors import CallNotFoundError, ToolCallsError
-from scope_tool.wire.identity import token_subject
+from scope_tool.wire.identity import token_claims
 from scope_tool.workflows._answer_check import Accepted, AnswerCheck, CallState, Unchecked
 
 __all__ = [
@@ -297,7 +297,12 @@ class _Walk:
                 answer, identity = sent
                 # An accepted update passed the workflow's token check: its subject answered.
                 token = answer.identity_token
-                who = (token_subject(token), True) if token else (answer.answered_by, False)
+                claimed = token_claims(token) if token else None
+                who: tuple[str | None, bool, str | None] = (
+                    (claimed[0] if claimed else None, True, claimed[1] if claimed else None)
+                    if token
+                    else (answer.answered_by, False, None)
+                )
                 self._take(
                     answer,
                     receipt.request_id,
@@ -338,7 +343,7 @@ class _Walk:
                 identity,
                 at,
                 AnswerVia.SIGNAL,
-                who=(verdict.answered_by, verdict.verified),
+                who=(verdict.answered_by, verdict.verified, verdict.channel),
             )
             return
         self.refusals.append(
@@ -362,9 +367,9 @@ class _Walk:
         at: datetime,
         via: AnswerVia,
         *,
-        who: tuple[str | None, bool],
+        who: tuple[str | None, bool, str | None],
     ) -> None:
-        answered_by, verified = who
+        answered_by, verified, channel = who
         entry = HistoryAnswer(
             request_id=request_id,
             round=self.answered[request_id].round if duplicate else self.round,
@@ -375,6 +380,7 @@ class _Walk:
             via=via,
             duplicate=duplicate,
             verified=verified,
+            channel=channel,
         )
         if not duplicate:
             self.answered[request_id] = entry

@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from starlette.applications import Starlette
@@ -26,6 +27,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from scope_tool.client import ToolCalls
+from scope_tool.config.channels import SlackReceiving
 from scope_tool.inbox.api import InboxApi
 from scope_tool.inbox.auth import (
     AS_COOKIE,
@@ -35,6 +37,7 @@ from scope_tool.inbox.auth import (
     InboxConfigError,
     verify_login_token,
 )
+from scope_tool.inbox.channels import ChannelEndpoints
 from scope_tool.inbox.csrf import (
     CSRF_FIELD,
     FORM_TOKEN_LIFETIME,
@@ -69,6 +72,8 @@ def create_app(
     clock: Callable[[], float] = time.time,
     web_ui_url: str | None = None,
     identity_secret: str | bytes | None = None,
+    slack: SlackReceiving | None = None,
+    slack_responder: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> Starlette:
     """Build the inbox as an ASGI app (serve it with uvicorn, or test it with httpx).
 
@@ -89,6 +94,12 @@ def create_app(
             ``None`` reads ``SCOPE_TOOL_IDENTITY_SECRET``. With it, each answer carries a token
             for the authenticated person, so calls that require verified answerers take it.
             Without authentication (``dev_loopback``) no token is issued: nobody was verified.
+            Answer links from email and Slack (``/channels/...``, :mod:`.channels`) are
+            checked with it, and their answers carry tokens it signs.
+        slack: the Slack app's signing secret and user table; ``None`` reads
+            ``SCOPE_TOOL_SLACK_SIGNING_SECRET`` and ``SCOPE_TOOL_SLACK_USERS`` (unset: Slack off).
+        slack_responder: posts the message update to a Slack ``response_url`` (default: an
+            HTTPS POST to ``hooks.slack.com`` only).
 
     Raises:
         InboxConfigError: ``allowed_hosts`` turns the host check off (``*``) while the inbox
@@ -121,6 +132,16 @@ def create_app(
         web_ui_url=web_ui_url,
     )
     api = InboxApi(reader)
+    channels = ChannelEndpoints(
+        calls,
+        templates=pages.templates,
+        identity_secret=secret,
+        slack=slack if slack is not None else SlackReceiving.from_env(),
+        form_tokens=form_tokens,
+        auth=auth,
+        clock=clock,
+        post_response=slack_responder,
+    )
     guard = _Guard(auth, pages, form_tokens, max_body_bytes=max_body_bytes)
     return Starlette(
         middleware=[
@@ -133,6 +154,11 @@ def create_app(
         ],
         routes=[
             Route("/", guard(pages.waiting_list), methods=["GET"]),
+            # Answer links carry their own proof of who answers (a signed token), so they are
+            # not behind the inbox's sign-in; the gate still checks host, origin and body.
+            Route("/channels/email/{token}", channels.email_confirm, methods=["GET"]),
+            Route("/channels/email/{token}", channels.email_answer, methods=["POST"]),
+            Route("/channels/slack/actions", channels.slack_actions, methods=["POST"]),
             Route("/finished", guard(pages.finished), methods=["GET"]),
             Route(
                 "/calls/{call_id:path}/answer",

@@ -101,6 +101,11 @@ class InboxPages:
         environment.globals["clock_time"] = clock_time
         self._templates = Jinja2Templates(env=environment)
 
+    @property
+    def templates(self) -> Jinja2Templates:
+        """The inbox's templates (other page makers share them)."""
+        return self._templates
+
     def unauthorized(self, request: Request, message: str) -> Response:
         """The sign-in page (401) saying what was missing or wrong."""
         return self._templates.TemplateResponse(

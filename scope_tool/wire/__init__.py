@@ -29,12 +29,14 @@ from scope_tool import FailureKind, Output, Principal
 from scope_tool.wire._prompt import json_value
 
 __all__ = [
+    "ANNOUNCE_WORKFLOW",
     "ANSWER",
     "CALL_TOOL_ACTIVITY",
     "CALL_TOOL_HERE_ACTIVITY",
     "CATALOG",
     "CATALOG_MEMO",
     "CATALOG_WORKFLOW_NAME",
+    "CHANNELS",
     "CHECK_ANSWER_ACTIVITY",
     "CONTRACT_QUEUE_DIGEST_CHARS",
     "FIRST_STOP",
@@ -42,16 +44,19 @@ __all__ = [
     "NOTIFY_WORKFLOW",
     "NOT_SERVED_HERE",
     "PHASE_KEY",
+    "POST_SLACK_ACTIVITY",
     "PUBLISH",
     "ROUND_ACTIVITIES",
     "ROUND_RUNNING",
     "ROUND_RUNNING_AFTER_SECONDS",
+    "SEND_EMAIL_ACTIVITY",
     "STAGE_ABOVE_BYTES",
     "STAGE_ANSWER",
     "STATUS",
     "TOOL_KEY",
     "WITHDRAW",
     "WORKFLOW_NAME",
+    "AnnounceInput",
     "AnswerInput",
     "AnswerReceipt",
     "CallToolInput",
@@ -94,6 +99,11 @@ sends the round to its tool or contract queue."""
 NOTIFY_ACTIVITY: Final = "scope_tool.notify"
 CHECK_ANSWER_ACTIVITY: Final = "scope_tool.check_answer"
 NOTIFY_WORKFLOW: Final = "scope_tool.Notify"
+ANNOUNCE_WORKFLOW: Final = "scope_tool.Announce"
+SEND_EMAIL_ACTIVITY: Final = "scope_tool.send_email"
+POST_SLACK_ACTIVITY: Final = "scope_tool.post_slack"
+CHANNELS: Final = ("email", "slack")
+"""The channels a call can ask a waiting question to be sent through (``ToolCallInput.channels``)."""
 ANSWER: Final = "answer"
 STAGE_ANSWER: Final = "stage_answer"
 """Signal carrying an answer's text ahead of its update (:class:`StagedAnswer`); see
@@ -216,6 +226,9 @@ class ToolCallInput:
     # has run ROUND_RUNNING_AFTER_SECONDS (that round reports it by signal) or ends. False (calls
     # started before this field) writes RUNNING at the answer, as those histories recorded.
     running_shown_late: bool = False
+    # Where a waiting question is also sent, each time the call starts waiting: "email" (one
+    # message per allowed answerer, links per decision) and/or "slack" (a message with buttons).
+    channels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -387,6 +400,27 @@ class NotifyInput:
             "request_id": self.request_id,
             "prompt": json_value(self.prompt.encode("utf-8")) if self.prompt is not None else None,
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnnounceInput:
+    """A waiting question to send through the call's channels (workflow ``scope_tool.Announce``).
+
+    The request id is what makes each message once-only: one message per request and recipient.
+    """
+
+    call_id: str
+    tool: str
+    request_id: str
+    arguments: str | bytes
+    prompt: bytes
+    response_schema: bytes
+    allowed_answerers: tuple[str, ...] = ()
+    channels: tuple[str, ...] = ()
+    deadline: datetime | None = None
+    occasion: int = 0
+    """0 for the first announcement of the question; n for the n-th reminder of it. Each
+    occasion is its own once-only message per recipient (ledger entry and Message-ID)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

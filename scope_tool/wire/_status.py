@@ -114,10 +114,13 @@ class AnswerRecord:
     omitted_response_bytes: int = 0
     """Set when a status snapshot leaves the text out (see :func:`shown_answers`): its size in
     bytes. ``response`` is then ``null``; the call's history has the text."""
+    channel: str | None = None
+    """Where the verified answer came from: its identity token's issuer (``inbox``, ``cli``,
+    ``email``, ``slack``); ``None`` for an answer without a token."""
 
     def to_json_dict(self) -> dict[str, Any]:
         """``{request_id, round, response, answered_by, answered_at, verified,
-        omitted_response_bytes}``."""
+        omitted_response_bytes, channel}``."""
         return json_members(self)
 
 

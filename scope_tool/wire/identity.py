@@ -46,6 +46,7 @@ __all__ = [
     "installed_identity_secret",
     "issue_token",
     "secret_bytes",
+    "token_claims",
     "token_subject",
     "verify_token",
 ]
@@ -195,6 +196,19 @@ def token_subject(token: str) -> str | None:
         return None
     sub = claims.get("sub")
     return sub if isinstance(sub, str) else None
+
+
+def token_claims(token: str) -> tuple[str, str | None] | None:
+    """``(subject, issuer)`` a token claims, unverified (the update handler's reading: its
+    validator verified the token); ``None`` when it has no subject."""
+    try:
+        _, _, claims = _claims(token)
+    except IdentityError:
+        return None
+    sub, iss = claims.get("sub"), claims.get("iss")
+    if not isinstance(sub, str):
+        return None
+    return sub, iss if isinstance(iss, str) else None
 
 
 def verify_token(

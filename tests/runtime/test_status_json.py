@@ -220,6 +220,7 @@ def test_a_history_keeps_microseconds_and_a_short_outcome() -> None:
                 "via": "update",
                 "duplicate": False,
                 "verified": False,
+                "channel": None,
             }
         ],
         "refusals": [

@@ -21,6 +21,7 @@ from scope_tool._ijson import MAX_INPUT_BYTES, check_ijson
 from scope_tool._input_request import Continuation, InputRequest
 from scope_tool._invocation import Invocation
 from scope_tool._output import MediaBlock, Output, TextBlock
+from scope_tool._policy import ApprovalPolicy, VoterGroup
 from scope_tool._principal import Principal, acting_for, current_principal
 from scope_tool._registry import Registry
 from scope_tool._request import Request
@@ -34,6 +35,7 @@ __all__ = [
     "APPROVAL_PROMPT_KIND",
     "MAX_INPUT_BYTES",
     "ApprovalGate",
+    "ApprovalPolicy",
     "Authorization",
     "Authorizer",
     "Binding",
@@ -56,6 +58,7 @@ __all__ = [
     "Result",
     "TextBlock",
     "Tool",
+    "VoterGroup",
     "WrappingTool",
     "acting_for",
     "bind",

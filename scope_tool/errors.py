@@ -13,7 +13,8 @@ docs/errors.md; tests/package/test_public_names.py checks that every class is in
     ├── Invalid<Thing>Error   (ValueError)  "tool: invalid <thing>", one per thing: tool,
     │                                       invocation, request, definition, output, result,
     │                                       input request, failure, call error, wrapping
-    │                                       chain, registry, principal
+    │                                       chain, registry, principal,
+    │                                       policy
     ├── DuplicateToolError    (ValueError)  "tool: duplicate tool"
     ├── InputValidationPanicError           "tool: input validation panicked: V"
     ├── AuthorizationError                  "tool: authorization for "NAME" failed"
@@ -80,6 +81,7 @@ __all__ = [
     "InvalidInputRequestError",
     "InvalidInvocationError",
     "InvalidOutputError",
+    "InvalidPolicyError",
     "InvalidPrincipalError",
     "InvalidRegistryError",
     "InvalidRequestError",
@@ -180,6 +182,12 @@ class InvalidPrincipalError(_SentinelError):
     """A :class:`~scope_tool.Principal` (who a call acts for) is malformed."""
 
     sentinel = "tool: invalid principal"
+
+
+class InvalidPolicyError(_SentinelError):
+    """An :class:`~scope_tool.ApprovalPolicy` (who must answer a question) is malformed."""
+
+    sentinel = "tool: invalid policy"
 
 
 class InputValidationPanicError(ToolError):

@@ -116,6 +116,7 @@ with workflow.unsafe.imports_passed_through():
         encoded_size,
     )
     from scope_tool.workflows._notices import Notices, describe
+    from scope_tool.workflows._policy import Ballot
 
 __all__ = ["ToolCallWorkflow"]
 
@@ -185,6 +186,7 @@ class ToolCallWorkflow:
         self._round = 0
         self._tool_ran = False  # a worker serving the tool returned a round (metric_tool)
         self._question: _Question | None = None
+        self._ballot: Ballot | None = None  # the votes on the question (a quorum policy)
         self._answer: AnswerRecord | None = None
         self._answers: dict[str, AnswerRecord] = {}
         self._refused: list[RefusedAnswer] = []
@@ -413,6 +415,7 @@ class ToolCallWorkflow:
             carried=encoded_size(call.arguments) + encoded_size(input_request),
         )
         self._answer = None
+        self._ballot = Ballot.open(call.policy, pending.request_id)
         self._set_phase(Phase.AWAITING_INPUT)
         workflow.set_current_details(
             waiting_details(tool=call.tool, call_id=call.call_id, pending=pending)
@@ -500,6 +503,7 @@ class ToolCallWorkflow:
                 pending_request=question.request if question is not None else None,
                 carried=question.carried if question is not None else None,
                 answered=self._answers,
+                voted=self._ballot.voters() if self._ballot is not None else frozenset(),
             ),
             max_bytes=max_bytes,
         )
@@ -629,6 +633,11 @@ class ToolCallWorkflow:
             answered_at=workflow.now(),
             verified=verdict.verified,
         )
+        if self._ballot is not None:
+            voted = self._vote(record)
+            if isinstance(voted, AnswerReceipt):
+                return voted
+            record = voted
         self._answers[record.request_id] = record
         self._answer = record
         self._question = None
@@ -636,7 +645,48 @@ class ToolCallWorkflow:
         self._validated.clear()
         self._set_phase(Phase.RUNNING)
         workflow.set_current_details(running_details(self._call.tool, self._round + 1))
-        return AnswerReceipt(request_id=record.request_id, round=record.round)
+        return AnswerReceipt(
+            request_id=record.request_id,
+            round=record.round,
+            voters=record.voters,
+            tally=self._ballot.tally().text() if self._ballot is not None else "",
+        )
+
+    def _vote(self, answer: AnswerRecord) -> AnswerRecord | AnswerReceipt:
+        """Cast an accepted answer as a vote (see ``scope_tool.workflows._policy``): the
+        receipt of a vote that leaves the question waiting, or the record that decides it."""
+        ballot, question = self._ballot, self._question
+        assert ballot is not None
+        assert question is not None
+        assert answer.answered_by is not None
+        cast = ballot.cast(
+            voter=answer.answered_by,
+            response=answer.response,
+            verified=answer.verified,
+            at=answer.answered_at,
+        )
+        if ballot.request_id != question.pending.request_id:
+            # An edit: the vote restarts on the new arguments, under a new request id.
+            self._question = replace(
+                question, pending=replace(question.pending, request_id=ballot.request_id)
+            )
+        decisive = cast.decisive
+        if decisive is None:
+            return AnswerReceipt(
+                request_id=answer.request_id,
+                round=answer.round,
+                decided=False,
+                voters=cast.tally.agreed,
+                tally=cast.tally.text(),
+            )
+        return replace(
+            answer,
+            request_id=ballot.request_id,
+            response=decisive.response,
+            answered_by=decisive.voter,
+            verified=decisive.verified,
+            voters=(decisive.voter,) if cast.tally.denied else cast.tally.agreed,
+        )
 
     @workflow.update(name=ANSWER)
     async def answer(self, answer: AnswerInput) -> AnswerReceipt:
@@ -803,6 +853,9 @@ class ToolCallWorkflow:
             principal=self._call.principal,
             require_verified=self._call.require_verified,
             route=self._route,
+            policy=self._call.policy,
+            votes=self._ballot.votes if self._ballot is not None else (),
+            tally=self._ballot.tally().text() if self._ballot is not None else "",
         )
 
 

@@ -34,6 +34,7 @@ from scope_tool.serving._connection import connect, connection_flags, settings_f
 from scope_tool.serving._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
 
 if TYPE_CHECKING:
+    from scope_tool import ApprovalPolicy
     from scope_tool.client import CallOutcome, CallStatus, ToolCallHandle, ToolCalls, WorkerWait
 
 __all__ = ["run_answer", "run_call", "run_cancel", "run_pending", "run_result", "run_status"]
@@ -129,6 +130,7 @@ async def run_call(args: argparse.Namespace) -> int:
         raise CommandError(f"--timeout must be positive, got {args.timeout}", exit_code=EXIT_USAGE)
     call_id: str = args.id or f"{args.name}-{uuid.uuid4().hex[:12]}"
     principal = parse_principal(args.acting_for) if args.acting_for else None
+    policy = _policy_argument(args.policy) if args.policy else None
     calls = await connect(settings_from_args(args))
     await require_served(calls, args.name)  # before anything starts
     await require_admissible_arguments(calls, args.name, arguments)
@@ -145,6 +147,7 @@ async def run_call(args: argparse.Namespace) -> int:
             notify_url=args.notify_url,
             principal=principal,
             require_verified=args.require_verified,
+            policy=policy,
         )
     except CallConflictError as error:  # a refusal (exit 1): the command line itself is fine
         raise CommandError(str(error)) from None
@@ -346,6 +349,16 @@ def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _policy_argument(text: str) -> ApprovalPolicy:
+    """``--policy JSON`` as an ``ApprovalPolicy``, or the usage error naming what is wrong."""
+    from scope_tool import ApprovalPolicy, InvalidPolicyError
+
+    try:
+        return ApprovalPolicy.from_json_dict(json.loads(_parse_json(text, "--policy")))
+    except InvalidPolicyError as error:
+        raise CommandError(f"--policy: {error}", exit_code=EXIT_USAGE) from None
+
+
 async def run_answer(args: argparse.Namespace) -> int:
     """Send the answer through the facade and print its verdict.
 
@@ -383,7 +396,14 @@ async def run_answer(args: argparse.Namespace) -> int:
         raise CommandError(f"no call with id {args.call_id!r}") from None
     except Exception as error:
         raise CommandError(f"cannot answer call {args.call_id}: {error}") from None
-    _print(f"answer accepted by call {args.call_id} (request {receipt.request_id})")
+    if not receipt.decided:
+        _print(
+            f"vote recorded by call {args.call_id} (request {receipt.request_id}): {receipt.tally}"
+        )
+    else:
+        _print(f"answer accepted by call {args.call_id} (request {receipt.request_id})")
+        if receipt.voters:
+            _print(f"decided by the votes of {', '.join(receipt.voters)}")
     _print(f"see what happens next: scope-tool status {args.call_id}")
     return EXIT_OK
 

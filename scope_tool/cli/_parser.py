@@ -165,6 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="answers must carry an identity token (scope-tool token issue; the inbox adds one)",
     )
+    call.add_argument(
+        "--policy",
+        metavar="JSON",
+        help='how questions are decided, e.g. \'{"quorum": 2, "voters": ["alice", "bob", "carol"]}\''
+        " (docs/approvals.md)",
+    )
     add_connection_arguments(call)
 
     tools = command(commands, "tools", "list the tools the running workers serve")

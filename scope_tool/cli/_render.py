@@ -189,6 +189,17 @@ def render_status(status: CallStatus, *, connection: str = "") -> str:
         ]
         if status.allowed_answerers:
             rows.append(("who may answer", ", ".join(status.allowed_answerers)))
+        if status.tally:
+            rows.append(("votes", status.tally))
+            rows += [
+                (
+                    "vote",
+                    f"{vote.voter}: {vote.kind}"
+                    + (" (verified)" if vote.verified else "")
+                    + (" (superseded by an edit)" if vote.superseded else ""),
+                )
+                for vote in status.votes
+            ]
         if approval is not None:
             rows += _decision_rows(status, approval, connection=connection)
         else:
@@ -212,7 +223,8 @@ def render_status(status: CallStatus, *, connection: str = "") -> str:
             (
                 f"answer {number}",
                 f"{text} by {escaped_controls(answer_fields['answered_by'] or '-')}"
-                + (" (verified)" if answer.verified else ""),
+                + (" (verified)" if answer.verified else "")
+                + (f" (votes of {', '.join(answer.voters)})" if answer.voters else ""),
             )
         )
     if status.outcome is not None:

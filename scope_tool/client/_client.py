@@ -26,7 +26,7 @@ from temporalio.client import (
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
-from scope_tool import Principal, Request, current_principal, wire
+from scope_tool import ApprovalPolicy, Principal, Request, current_principal, wire
 from scope_tool._read_only import ReadOnly
 from scope_tool.client._answer_text import is_short_text
 from scope_tool.client._closed import closed_phase, phase_clause, summary_phase
@@ -48,6 +48,7 @@ from scope_tool.config.settings import (
 )
 from scope_tool.config.tracing import client_tracing_interceptors
 from scope_tool.config.webhook import allowed_from_environment, check_destination, parse_allowed
+from scope_tool.errors import InvalidPolicyError
 from scope_tool.wire._status import CallOutcome, CallStatus, CallSummary, Phase
 from scope_tool.wire.errors import (
     CallConflictError,
@@ -70,6 +71,7 @@ class CallOptions(TypedDict, total=False):
     answer_timeout: timedelta | None
     allowed_answerers: Sequence[str]
     notify_url: str | None
+    policy: ApprovalPolicy | None
     principal: Principal | None
     require_verified: bool
 
@@ -197,6 +199,8 @@ class ToolCalls:
                 (the ``acting_for`` block around this call), which may be ``None`` too.
             require_verified: answers must carry a valid identity token
                 (:mod:`scope_tool.wire.identity`); the token's subject is who answered.
+            policy: how each question is decided (:class:`~scope_tool.ApprovalPolicy`, e.g. a
+                quorum of distinct voters); ``None``: the first accepted answer decides.
 
         Raises:
             ValueError: an argument is malformed (nothing was started).
@@ -271,6 +275,11 @@ class ToolCalls:
         notify_url = options.get("notify_url")
         principal = options.get("principal")
         require_verified = options.get("require_verified", False)
+        policy = options.get("policy")
+        if policy is not None and not isinstance(policy, ApprovalPolicy):
+            raise InvalidPolicyError(
+                f"policy must be a scope_tool.ApprovalPolicy, not {type(policy).__name__}"
+            )
         if not isinstance(request, Request):
             raise TypeError(f"request must be a scope_tool.Request, not {type(request).__name__}")
         if not isinstance(call_id, str) or not call_id.strip():
@@ -296,6 +305,13 @@ class ToolCalls:
             raise ValueError(
                 f"allowed_answerers must be a sequence of non-empty strings, got {allowed_answerers!r}"
             )
+        if policy is not None and answerers:
+            outside = [each for each in policy.eligible if each not in answerers]
+            if outside:
+                raise InvalidPolicyError(
+                    f"the policy names voters the call's allowed_answerers leave out:"
+                    f" {', '.join(outside)}"
+                )
         if notify_url is not None and not notify_url.startswith(("http://", "https://")):
             raise ValueError(f"notify_url must be an http:// or https:// URL, got {notify_url!r}")
         if notify_url is not None:
@@ -319,6 +335,7 @@ class ToolCalls:
             heartbeat_timeout_seconds=self._heartbeat_timeout.total_seconds(),
             principal=principal,
             require_verified=require_verified,
+            policy=policy,
             routed=True,
             unserved_timeout_seconds=(
                 self._unserved_tool_timeout

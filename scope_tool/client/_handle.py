@@ -306,7 +306,12 @@ class ToolCallHandle:
     ) -> wire.AnswerReceipt:
         answered_by, identity_token = identity
         digest = text_digest(raw)
-        update_id = None if request_id is None else f"answer:{request_id}:{digest[:32]}"
+        # Who answers is part of the id: under a quorum policy two voters' identical answers
+        # are two votes (the same voter's retry is still the same update).
+        voter = text_digest(f"{answered_by or ''}\0{identity_token or ''}".encode())
+        update_id = (
+            None if request_id is None else f"answer:{request_id}:{digest[:32]}:{voter[:16]}"
+        )
         answer = wire.AnswerInput(
             response=raw,
             request_id=request_id,

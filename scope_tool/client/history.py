@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, cast
@@ -38,7 +38,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode
 
-from scope_tool import InputRequest, Principal
+from scope_tool import ApprovalPolicy, InputRequest, Principal
 from scope_tool.wire import (
     ANSWER,
     ROUND_ACTIVITIES,
@@ -58,6 +58,7 @@ from scope_tool.wire._status import AnswerRecord, CallOutcome, PendingInput, Pha
 from scope_tool.wire.errors import CallNotFoundError, ToolCallsError
 from scope_tool.wire.identity import token_subject
 from scope_tool.workflows._answer_check import Accepted, AnswerCheck, CallState, Unchecked
+from scope_tool.workflows._policy import Ballot
 
 __all__ = [
     "AnswerVia",
@@ -91,11 +92,16 @@ class HistoryQuestion:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HistoryAnswer(AnswerRecord):
     """An answer the call accepted, and how it came (``duplicate``: an exact repeat, taken
-    without effect)."""
+    without effect).
+
+    Under a quorum policy each vote is one entry: ``decided`` is false for a vote that left
+    the question waiting, and the vote that decided it lists the agreeing ``voters``.
+    """
 
     client_identity: str
     via: AnswerVia
     duplicate: bool = False
+    decided: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,6 +134,7 @@ class CallHistory:
     allowed_answerers: tuple[str, ...] = ()
     principal: Principal | None = None
     require_verified: bool = False
+    policy: ApprovalPolicy | None = None
     questions: tuple[HistoryQuestion, ...] = ()
     answers: tuple[HistoryAnswer, ...] = ()
     refusals: tuple[HistoryRefusal, ...] = ()
@@ -148,6 +155,7 @@ class CallHistory:
             self,
             started_at=_iso(self.started_at),
             principal=principal_json(self.principal),
+            policy=self.policy.to_json_dict() if self.policy is not None else None,
             questions=[json_members(each, asked_at=_iso(each.asked_at)) for each in self.questions],
             answers=[
                 # A history always has the text: nothing is left out of it.
@@ -223,6 +231,7 @@ class _Walk:
         self.pending_request: InputRequest | None = None
         self.asked: tuple[int, InputRequest] | None = None  # committed at the next task
         self.answered: dict[str, AnswerRecord] = {}
+        self.ballot: Ballot | None = None
         self.updates: dict[str, tuple[AnswerInput, str]] = {}
         self.staged = StagedTexts()
         self.questions: list[HistoryQuestion] = []
@@ -252,6 +261,8 @@ class _Walk:
                 asked_at=at,
             )
             self.phase = Phase.AWAITING_INPUT
+            assert self.call is not None
+            self.ballot = Ballot.open(self.call.policy, self.pending.request_id)
             self.questions.append(
                 HistoryQuestion(
                     request_id=self.pending.request_id,
@@ -323,6 +334,7 @@ class _Walk:
             pending=self.pending,
             pending_request=self.pending_request,
             answered=self.answered,
+            voted=self.ballot.voters() if self.ballot is not None else frozenset(),
         )
 
     def _signal(self, answer: AnswerInput, *, identity: str, at: datetime) -> None:
@@ -376,8 +388,22 @@ class _Walk:
             duplicate=duplicate,
             verified=verified,
         )
+        ballot = self.ballot
+        if not duplicate and ballot is not None and answered_by is not None:
+            # As the workflow does: the answer is a vote, which may or may not decide.
+            cast = ballot.cast(
+                voter=answered_by, response=answer.response, verified=verified, at=at
+            )
+            if self.pending is not None and ballot.request_id != self.pending.request_id:
+                self.pending = replace(self.pending, request_id=ballot.request_id)
+            decisive = cast.decisive
+            if decisive is None:
+                self.answers.append(replace(entry, decided=False))
+                return
+            voters = (decisive.voter,) if cast.tally.denied else cast.tally.agreed
+            entry = replace(entry, request_id=ballot.request_id, voters=voters)
         if not duplicate:
-            self.answered[request_id] = entry
+            self.answered[entry.request_id] = entry
             self.pending = self.pending_request = None
             self.phase = Phase.RUNNING
             self.staged.clear()
@@ -405,6 +431,7 @@ class _Walk:
             allowed_answerers=tuple(self.call.allowed_answerers),
             principal=self.call.principal,
             require_verified=self.call.require_verified,
+            policy=self.call.policy,
             questions=tuple(self.questions),
             answers=tuple(self.answers),
             refusals=tuple(self.refusals),

@@ -47,6 +47,7 @@ REFUSAL_HTTP_STATUS = {
     RefusalReason.STALE_REQUEST: 409,
     RefusalReason.NOT_WAITING: 409,
     RefusalReason.FINISHED: 409,
+    RefusalReason.DUPLICATE_VOTER: 409,
     RefusalReason.NOT_VERIFIED: 403,
     RefusalReason.TOKEN_EXPIRED: 403,
 }

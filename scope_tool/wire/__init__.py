@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 
 from temporalio.common import SearchAttributeKey
 
-from scope_tool import FailureKind, Output, Principal
+from scope_tool import ApprovalPolicy, FailureKind, Output, Principal
 from scope_tool.wire._prompt import json_value
 
 __all__ = [
@@ -196,6 +196,9 @@ class ToolCallInput:
     # Rounds run on the tool's and the contract's queues; False (calls started before routing
     # existed) runs them on the main queue, as those calls' histories recorded.
     routed: bool = False
+    # How each question is decided (scope_tool.ApprovalPolicy); None: by the first accepted
+    # answer, as calls recorded before policies were.
+    policy: ApprovalPolicy | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,6 +238,14 @@ class AnswerReceipt:
     duplicate: bool = False
     """The answer repeated one already accepted (same question, same text): it was taken
     without effect, and no second round started."""
+    decided: bool = True
+    """False when the answer was recorded as a vote and the question still waits for more
+    (a call with a quorum :class:`~scope_tool.ApprovalPolicy`)."""
+    voters: tuple[str, ...] = ()
+    """On a quorum call: the voters whose votes agree so far (the approvers), in order."""
+    tally: str = ""
+    """On a quorum call: where the vote stands, e.g. ``"1 of 2: alice; waiting for one of:
+    bob, carol"``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,7 +20,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
-from scope_tool import FailureKind, Output, Principal
+from scope_tool import ApprovalPolicy, FailureKind, Output, Principal
 from scope_tool.wire._json_form import iso_time, json_members
 from scope_tool.wire._prompt import json_value
 from scope_tool.wire.errors import RefusalDetail
@@ -36,6 +36,7 @@ __all__ = [
     "Phase",
     "RefusedAnswer",
     "RoundRoute",
+    "VoteRecord",
     "WorkerWait",
     "principal_json",
     "shown_answers",
@@ -114,10 +115,35 @@ class AnswerRecord:
     omitted_response_bytes: int = 0
     """Set when a status snapshot leaves the text out (see :func:`shown_answers`): its size in
     bytes. ``response`` is then ``null``; the call's history has the text."""
+    voters: tuple[str, ...] = ()
+    """On a quorum call: the voters whose agreeing votes decided (``answered_by`` is the last
+    of them, or the editor whose arguments they approved; a deny is decided by its voter)."""
 
     def to_json_dict(self) -> dict[str, Any]:
         """``{request_id, round, response, answered_by, answered_at, verified,
-        omitted_response_bytes}``."""
+        omitted_response_bytes, voters}``."""
+        return json_members(self)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteRecord:
+    """One vote on the pending question of a call with a quorum policy.
+
+    ``voter`` is the verified identity when the call requires one, else ``answered_by``;
+    ``kind`` is ``approve``, ``deny``, ``edit`` (an approval answer's decision) or ``answer``.
+    ``superseded`` marks a vote an edit set aside (the vote restarted on new arguments).
+    """
+
+    request_id: str
+    voter: str
+    kind: str
+    response: bytes
+    voted_at: datetime
+    verified: bool = False
+    superseded: bool = False
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{request_id, voter, kind, response, voted_at, verified, superseded}``."""
         return json_members(self)
 
 
@@ -272,14 +298,26 @@ class CallStatus:
     route: RoundRoute | None = None
     # Set by the facade when that round has waited a few seconds for a worker.
     waiting_for_worker: WorkerWait | None = None
+    # How questions are decided (None: by the first accepted answer).
+    policy: ApprovalPolicy | None = None
+    # The votes on the pending question (a quorum policy), superseded ones included.
+    votes: tuple[VoteRecord, ...] = ()
+    # Where the vote on the pending question stands ("" without a quorum or a question).
+    tally: str = ""
 
     def to_json_dict(self) -> dict[str, Any]:
         """The snapshot as plain JSON, each member in its own value's shape.
 
         ``route`` is the workflow's own bookkeeping, not part of the shape
-        (``waiting_for_worker`` says what a caller needs of it).
+        (``waiting_for_worker`` says what a caller needs of it); ``policy`` is
+        :meth:`~scope_tool.ApprovalPolicy.to_json_dict`'s shape.
         """
-        return json_members(self, principal=principal_json(self.principal), leave_out=("route",))
+        return json_members(
+            self,
+            principal=principal_json(self.principal),
+            policy=self.policy.to_json_dict() if self.policy is not None else None,
+            leave_out=("route",),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -44,6 +44,8 @@ __all__ = [
 class RefusalReason(StrEnum):
     """Why an answer was refused; the value is the stable code scripts match on."""
 
+    DUPLICATE_VOTER = "duplicate_voter"
+    """The voter already voted on this question (a call with a quorum policy)."""
     FINISHED = "finished"
     """The call has ended; it takes no more answers."""
     INVALID_JSON = "invalid_json"

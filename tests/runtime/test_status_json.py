@@ -119,6 +119,9 @@ def test_the_status_shape_leaves_out_the_route_and_shows_the_principal() -> None
         "principal",
         "require_verified",
         "waiting_for_worker",
+        "policy",
+        "votes",
+        "tally",
     }
     assert shown["principal"] == {"user": "u", "tenant": None, "roles": ["a", "b"]}
 
@@ -200,6 +203,7 @@ def test_a_history_keeps_microseconds_and_a_short_outcome() -> None:
         "allowed_answerers": [],
         "principal": None,
         "require_verified": False,
+        "policy": None,
         "questions": [
             {
                 "request_id": "c/r1",
@@ -220,6 +224,8 @@ def test_a_history_keeps_microseconds_and_a_short_outcome() -> None:
                 "via": "update",
                 "duplicate": False,
                 "verified": False,
+                "voters": [],
+                "decided": True,
             }
         ],
         "refusals": [

@@ -1,0 +1,93 @@
+"""The votes on a call's pending question under a quorum policy: :class:`Ballot`.
+
+The workflow opens one ballot per question of a call whose ``ToolCallInput.policy`` asks for a
+quorum, casts every accepted answer into it as a vote, and takes the question as answered once
+the policy's tally (``scope_tool.ApprovalPolicy.tally``, a pure function) decides. The history
+reader runs the same class over the same events, so the audit trail shows what the workflow
+decided. Deterministic and free of Temporal: state in, state out.
+
+An edit (``{"decision": "edit", ...}``) restarts the vote on the new arguments: the votes cast so
+far are kept but superseded, and the question's request id gains a suffix (``/r2`` becomes
+``/r2e1``), so a vote sent for the earlier arguments (bound to the old id) is refused
+``stale_request``: every approver approves the arguments they saw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from scope_tool import ApprovalPolicy
+from scope_tool._policy import Tally, vote_kind
+from scope_tool.wire._status import VoteRecord
+
+__all__ = ["Ballot", "Cast"]
+
+
+class Cast:
+    """What one vote did: the tally after it, and the decisive vote once decided."""
+
+    __slots__ = ("decisive", "tally")
+
+    def __init__(self, tally: Tally, decisive: VoteRecord | None) -> None:
+        self.tally = tally
+        self.decisive = decisive
+
+
+class Ballot:
+    """The votes on one question (see the module docstring)."""
+
+    __slots__ = ("_base", "_edits", "_policy", "_votes", "request_id")
+
+    def __init__(self, policy: ApprovalPolicy, request_id: str) -> None:
+        self._policy = policy
+        self._base = request_id
+        self._edits = 0
+        self._votes: list[VoteRecord] = []
+        self.request_id = request_id
+        """The id votes must carry now (the question's, with ``e{n}`` after the n-th edit)."""
+
+    @classmethod
+    def open(cls, policy: ApprovalPolicy | None, request_id: str) -> Ballot | None:
+        """A ballot for the question ``request_id``, or ``None`` when one answer decides it."""
+        if policy is None or not policy.is_quorum:
+            return None
+        return cls(policy, request_id)
+
+    @property
+    def votes(self) -> tuple[VoteRecord, ...]:
+        """Every vote on the question, superseded ones included, in the order cast."""
+        return tuple(self._votes)
+
+    def voters(self) -> frozenset[str]:
+        """Who has voted on the current arguments (they may not vote again)."""
+        return frozenset(vote.voter for vote in self._votes if not vote.superseded)
+
+    def tally(self) -> Tally:
+        """Where the vote on the current arguments stands."""
+        current = [vote for vote in self._votes if not vote.superseded]
+        return self._policy.tally([(vote.voter, vote.response) for vote in current])
+
+    def cast(self, *, voter: str, response: bytes, verified: bool, at: datetime) -> Cast:
+        """Record one accepted vote and return the tally (decided or not)."""
+        kind = vote_kind(response)
+        if kind == "edit":
+            # The editor's vote opens the ballot on the new arguments.
+            self._votes = [replace(each, superseded=True) for each in self._votes]
+            self._edits += 1
+            self.request_id = f"{self._base}e{self._edits}"
+        self._votes.append(
+            VoteRecord(
+                request_id=self.request_id,
+                voter=voter,
+                kind=kind,
+                response=response,
+                voted_at=at,
+                verified=verified,
+            )
+        )
+        tally = self.tally()
+        if tally.decided is None:
+            return Cast(tally, None)
+        current = [each for each in self._votes if not each.superseded]
+        return Cast(tally, current[tally.decided])

@@ -417,15 +417,26 @@ class ToolCallWorkflow:
         self._answer = None
         self._ballot = Ballot.open(call.policy, pending.request_id)
         self._set_phase(Phase.AWAITING_INPUT)
-        workflow.set_current_details(
-            waiting_details(tool=call.tool, call_id=call.call_id, pending=pending)
-        )
+        self._show_waiting()
         self._notify("awaiting_input")
         try:
             await workflow.wait_condition(lambda: self._answer is not None, timeout=timeout)
         except TimeoutError:
             return None
         return self._answer
+
+    def _show_waiting(self) -> None:
+        """The Web UI's details while the call waits: the question (and the votes so far)."""
+        if self._question is None:
+            return
+        workflow.set_current_details(
+            waiting_details(
+                tool=self._call.tool,
+                call_id=self._call.call_id,
+                pending=self._question.pending,
+                tally=self._ballot.tally().text() if self._ballot is not None else "",
+            )
+        )
 
     @property
     def _pending(self) -> PendingInput | None:
@@ -672,6 +683,7 @@ class ToolCallWorkflow:
             )
         decisive = cast.decisive
         if decisive is None:
+            self._show_waiting()
             return AnswerReceipt(
                 request_id=answer.request_id,
                 round=answer.round,

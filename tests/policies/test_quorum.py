@@ -119,6 +119,19 @@ async def test_a_deny_ends_the_vote_denied(calls: ToolCalls, worker: Any, tmp_pa
     assert ledger_lines(ledger) == []
 
 
+async def test_the_web_ui_details_show_the_votes(
+    calls: ToolCalls, worker: Any, tmp_path: Path
+) -> None:
+    policy = ApprovalPolicy(quorum=2, voters=("alice", "bob", "carol"))
+    handle = await calls.start(
+        _refund(tmp_path / "ledger"), call_id=f"ui-{uuid.uuid4()}", policy=policy
+    )
+    await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    await handle.answer(APPROVE, answered_by="carol")
+    metadata = await handle.workflow_handle.query("__temporal_workflow_metadata")
+    assert "**Votes** 1 of 2: carol; waiting for one of: alice, bob" in metadata.current_details
+
+
 async def test_an_edit_restarts_the_vote_on_the_new_arguments(
     calls: ToolCalls, worker: Any, tmp_path: Path
 ) -> None:

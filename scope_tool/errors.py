@@ -27,6 +27,7 @@ docs/errors.md; tests/package/test_public_names.py checks that every class is in
     ├── ToolCallsError                      scope_tool.wire.errors (re-exported by
     │   │                                   scope_tool.client): the durable runtime
     │   ├── AnswerRejectedError   (ValueError)  an answer was refused; nothing changed
+    │   ├── WithdrawalRefusedError (ValueError) a withdrawal was refused; nothing changed
     │   ├── CallConflictError     (ValueError)  a call id names a call of another request
     │   ├── CallNotFoundError    (LookupError)  no call with that id
     │   ├── SettingsError         (ValueError)  a connection setting is wrong

@@ -1,4 +1,5 @@
-"""The votes on a call's pending question under a quorum policy: :class:`Ballot`.
+"""The votes on a call's pending question under a quorum policy (:class:`Ballot`), and the
+withdrawal of a pending question (:func:`withdrawal_refusal`).
 
 The workflow opens one ballot per question of a call whose ``ToolCallInput.policy`` asks for a
 quorum, casts every accepted answer into it as a vote, and takes the question as answered once
@@ -19,9 +20,17 @@ from datetime import datetime
 
 from scope_tool import ApprovalPolicy
 from scope_tool._policy import Tally, vote_kind
-from scope_tool.wire._status import VoteRecord
+from scope_tool.wire import WithdrawInput
+from scope_tool.wire._status import Phase, VoteRecord
+from scope_tool.wire.errors import RefusalReason
 
-__all__ = ["Ballot", "Cast"]
+__all__ = [
+    "MAX_WITHDRAW_REASON",
+    "Ballot",
+    "Cast",
+    "withdrawal_refusal",
+    "withdrawn_message",
+]
 
 
 class Cast:
@@ -91,3 +100,46 @@ class Ballot:
             return Cast(tally, None)
         current = [each for each in self._votes if not each.superseded]
         return Cast(tally, current[tally.decided])
+
+
+MAX_WITHDRAW_REASON = 1000
+"""Longest withdrawal reason (characters): it is shown on every surface and to the model."""
+
+
+def withdrawal_refusal(
+    call_id: str, phase: Phase, pending_request_id: str | None, withdrawal: WithdrawInput
+) -> tuple[RefusalReason, str] | None:
+    """Why a withdrawal of the pending question is refused, or ``None`` (it is taken).
+
+    Only a question can be withdrawn (a running round is cancelled instead), only the pending
+    one (a ``request_id`` naming another is stale), and only with a reason.
+    """
+    reason = withdrawal.reason
+    if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_WITHDRAW_REASON:
+        return (
+            RefusalReason.INVALID_JSON,
+            f"a withdrawal needs a reason of 1 to {MAX_WITHDRAW_REASON} characters",
+        )
+    if phase.is_terminal:
+        return (
+            RefusalReason.FINISHED,
+            f"call {call_id!r} has finished ({phase.value}); there is nothing to withdraw",
+        )
+    if pending_request_id is None:
+        return (
+            RefusalReason.NOT_WAITING,
+            f"call {call_id!r} is not waiting for input (phase {phase.value}); cancel it instead",
+        )
+    if withdrawal.request_id is not None and withdrawal.request_id != pending_request_id:
+        return (
+            RefusalReason.STALE_REQUEST,
+            f"request {withdrawal.request_id!r} is not the pending one; call {call_id!r} now"
+            f" waits on {pending_request_id!r}",
+        )
+    return None
+
+
+def withdrawn_message(withdrawal: WithdrawInput, request_id: str) -> str:
+    """The outcome's message of a withdrawn call (operators, status, history)."""
+    who = withdrawal.withdrawn_by or "the caller"
+    return f"{request_id} was withdrawn by {who}: {withdrawal.reason}"

@@ -69,6 +69,7 @@ with workflow.unsafe.imports_passed_through():
         STATUS,
         TOOL_KEY,
         UNSERVED_TOOL,
+        WITHDRAW_QUESTION,
         WORKFLOW_NAME,
         AnswerInput,
         AnswerReceipt,
@@ -85,6 +86,8 @@ with workflow.unsafe.imports_passed_through():
         RoundResult,
         StagedAnswer,
         ToolCallInput,
+        WithdrawInput,
+        WithdrawReceipt,
         contract_queue,
         request_digest,
         tool_queue,
@@ -116,7 +119,7 @@ with workflow.unsafe.imports_passed_through():
         encoded_size,
     )
     from scope_tool.workflows._notices import Notices, describe
-    from scope_tool.workflows._policy import Ballot
+    from scope_tool.workflows._policy import Ballot, withdrawal_refusal, withdrawn_message
 
 __all__ = ["ToolCallWorkflow"]
 
@@ -260,6 +263,8 @@ class ToolCallWorkflow:
                     if self._contract_digest is None:
                         self._contract_digest = result.contract_digest
                     answer = await self._wait_for_answer(result.input_request)
+                    if self._outcome is not None:  # withdrawn while it waited
+                        return self._outcome
                     if answer is None:
                         return self._finish(
                             Phase.EXPIRED,
@@ -420,7 +425,9 @@ class ToolCallWorkflow:
         self._show_waiting()
         self._notify("awaiting_input")
         try:
-            await workflow.wait_condition(lambda: self._answer is not None, timeout=timeout)
+            await workflow.wait_condition(
+                lambda: self._answer is not None or self._outcome is not None, timeout=timeout
+            )
         except TimeoutError:
             return None
         return self._answer
@@ -821,6 +828,39 @@ class ToolCallWorkflow:
             del self._refused[0]
             self._refused_dropped += 1
 
+    @workflow.update(name=WITHDRAW_QUESTION)
+    async def withdraw_question(self, withdrawal: WithdrawInput) -> WithdrawReceipt:
+        """Withdraw the pending question: the call ends WITHDRAWN (not a denial)."""
+        pending = self._pending
+        refused = withdrawal_refusal(
+            self._call.call_id,
+            self._phase,
+            pending.request_id if pending is not None else None,
+            withdrawal,
+        )
+        if refused is not None or pending is None:
+            raise _withdrawal_rejection(refused)
+        message = withdrawn_message(withdrawal, pending.request_id)
+        self._finish(
+            Phase.WITHDRAWN,
+            output=Output.text_output(f"withdrawn: {withdrawal.reason}"),
+            message=message,
+        )
+        return WithdrawReceipt(request_id=pending.request_id)
+
+    @withdraw_question.validator
+    def validate_withdraw_question(self, withdrawal: WithdrawInput) -> None:
+        """Refuse a withdrawal with no reason, of no question, or of another question."""
+        pending = self._pending
+        refused = withdrawal_refusal(
+            self._call.call_id,
+            self._phase,
+            pending.request_id if pending is not None else None,
+            withdrawal,
+        )
+        if refused is not None:
+            raise _withdrawal_rejection(refused)
+
     @workflow.update(name=FIRST_STOP)
     async def first_stop(self) -> CallStatus:
         """Wait until the call stops (ended, or waiting for a person) and return its status.
@@ -879,6 +919,11 @@ def _rejection(refused: Refused) -> ApplicationError:
         type="AnswerRejected",
         non_retryable=True,
     )
+
+
+def _withdrawal_rejection(refused: tuple[RefusalReason, str] | None) -> ApplicationError:
+    reason, message = refused or (RefusalReason.NOT_WAITING, "the call is not waiting for input")
+    return ApplicationError(message, reason.value, type="WithdrawalRefused", non_retryable=True)
 
 
 def _not_taken_here(err: ActivityError) -> bool:

@@ -37,7 +37,15 @@ if TYPE_CHECKING:
     from scope_tool import ApprovalPolicy
     from scope_tool.client import CallOutcome, CallStatus, ToolCallHandle, ToolCalls, WorkerWait
 
-__all__ = ["run_answer", "run_call", "run_cancel", "run_pending", "run_result", "run_status"]
+__all__ = [
+    "run_answer",
+    "run_call",
+    "run_cancel",
+    "run_pending",
+    "run_result",
+    "run_status",
+    "run_withdraw",
+]
 
 _FIRST_POLL_SECONDS = 0.1
 _MAX_POLL_SECONDS = 1.0
@@ -467,4 +475,25 @@ async def run_cancel(args: argparse.Namespace) -> int:
     except Exception as error:
         raise CommandError(f"cannot cancel call {args.call_id}: {error}") from None
     _print(f"cancellation requested for call {args.call_id}")
+    return EXIT_OK
+
+
+async def run_withdraw(args: argparse.Namespace) -> int:
+    """Withdraw the pending question of a call; it ends WITHDRAWN (not a denial)."""
+    from scope_tool.client import CallNotFoundError, WithdrawalRefusedError
+
+    reason = _text_argument(args.reason, "--reason")
+    calls = await connect(settings_from_args(args))
+    handle = calls.get(args.call_id)
+    try:
+        receipt = await handle.withdraw(
+            reason, withdrawn_by=args.by or _default_identity(), request_id=args.request_id
+        )
+    except WithdrawalRefusedError as refusal:
+        raise CommandError(f"withdrawal refused ({refusal.reason}): {refusal.message}") from None
+    except ValueError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+    except CallNotFoundError:
+        raise CommandError(f"no call with id {args.call_id!r}") from None
+    _print(f"withdrew request {receipt.request_id} of call {args.call_id}: it ends WITHDRAWN")
     return EXIT_OK

@@ -211,6 +211,16 @@ def build_parser() -> argparse.ArgumentParser:
     cancel = call_command(commands, "cancel", "cancel a running or waiting call")
     add_connection_arguments(cancel)
 
+    withdraw = call_command(
+        commands, "withdraw", "withdraw a waiting call's question (ends WITHDRAWN, not a denial)"
+    )
+    withdraw.add_argument(
+        "--reason", required=True, help="why (shown everywhere, and to the model)"
+    )
+    withdraw.add_argument("--by", help="who withdraws (default: the login name)")
+    withdraw.add_argument("--request-id", help="the question withdrawn (default: the pending one)")
+    add_connection_arguments(withdraw)
+
     add_history_parser(commands)
     add_token_parser(commands)
     add_codec_server_parser(commands)

@@ -23,7 +23,7 @@ with workflow.unsafe.imports_passed_through():
         ScopeToolPayloadConverter,
         with_scope_tool_converter,
     )
-    from scope_tool.wire import AnswerReceipt
+    from scope_tool.wire import AnswerReceipt, WithdrawReceipt
     from scope_tool.wire._approval_prompt import ApprovalQuestion, read_approval
     from scope_tool.wire._prompt import Prompt, json_value, read_prompt
     from scope_tool.wire._status import (
@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
         RefusalDetail,
         RefusalReason,
         ToolCallsError,
+        WithdrawalRefusedError,
     )
 
 __all__ = [
@@ -72,6 +73,8 @@ __all__ = [
     "ToolCalls",
     "ToolCallsError",
     "ToolInfo",
+    "WithdrawReceipt",
+    "WithdrawalRefusedError",
     "WorkerWait",
     "encode_answer",
     "json_value",

@@ -49,6 +49,7 @@ __all__ = [
     "STATUS",
     "TOOL_KEY",
     "WITHDRAW",
+    "WITHDRAW_QUESTION",
     "WORKFLOW_NAME",
     "AnswerInput",
     "AnswerReceipt",
@@ -69,6 +70,8 @@ __all__ = [
     "StagedAnswer",
     "ToolCallInput",
     "ToolStartedHeartbeat",
+    "WithdrawInput",
+    "WithdrawReceipt",
     "WorkerCatalog",
     "catalog_workflow_id",
     "contract_queue",
@@ -103,6 +106,9 @@ Temporal echoes an update's input in the worker's reply that accepts or rejects 
 server hands a call every waiting update in one workflow task, whose reply gRPC caps at 4 MiB:
 a few answers near ``MAX_INPUT_BYTES`` sent together made that reply too large, and the server
 ended the call. A signal is not echoed; the update stays small."""
+WITHDRAW_QUESTION: Final = "withdraw_question"
+"""Update (:class:`WithdrawInput`): the caller or an operator withdraws the pending question; the
+call ends WITHDRAWN (not a denial) and takes no more answers."""
 FIRST_STOP: Final = "first_stop"
 """Update with no argument: completes with the ``status`` value once the call is not RUNNING."""
 STATUS: Final = "status"
@@ -217,6 +223,25 @@ class AnswerInput:
     response_digest: str | None = None
     """The SHA-256 (hex) of an answer sent ahead by signal ``stage_answer``: the workflow reads
     the text it staged (see :data:`STAGE_ABOVE_BYTES`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WithdrawInput:
+    """A withdrawal of the pending question (update ``withdraw_question``)."""
+
+    reason: str
+    """Why, in words (shown on every surface and to the model); 1 to 1000 characters."""
+    withdrawn_by: str | None = None
+    """Who withdraws (the agent, an operator), as the caller says."""
+    request_id: str | None = None
+    """The question withdrawn; ``None`` means the one pending now."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WithdrawReceipt:
+    """What an accepted withdrawal returns: the question withdrawn."""
+
+    request_id: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -62,6 +62,8 @@ class Phase(StrEnum):
     EXPIRED = "EXPIRED"
     CANCELLED = "CANCELLED"
     ERRORED = "ERRORED"
+    WITHDRAWN = "WITHDRAWN"
+    """The caller or an operator withdrew the pending question (not a denial)."""
 
     @property
     def is_terminal(self) -> bool:
@@ -78,6 +80,7 @@ TERMINAL_PHASES = frozenset(
         Phase.EXPIRED,
         Phase.CANCELLED,
         Phase.ERRORED,
+        Phase.WITHDRAWN,
     }
 )
 

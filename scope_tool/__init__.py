@@ -26,6 +26,7 @@ from scope_tool._principal import Principal, acting_for, current_principal
 from scope_tool._registry import Registry
 from scope_tool._request import Request
 from scope_tool._result import Result
+from scope_tool._rules import Condition, Rule, RuleVerdict
 from scope_tool._tool import InputValidatingTool, Tool, WrappingTool, capability
 
 # The error types: `errors.__all__` is the one list of them, and this package exports it whole.
@@ -40,6 +41,7 @@ __all__ = [
     "Authorizer",
     "Binding",
     "CallError",
+    "Condition",
     "Continuation",
     "Contract",
     "Definition",
@@ -56,6 +58,8 @@ __all__ = [
     "Registry",
     "Request",
     "Result",
+    "Rule",
+    "RuleVerdict",
     "TextBlock",
     "Tool",
     "VoterGroup",

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
 
+from scope_tool._principal import Principal
+from scope_tool._rules import Rule, RuleVerdict, evaluate
 from scope_tool.errors import InvalidPolicyError
 
 __all__ = [
@@ -111,6 +113,11 @@ class ApprovalPolicy:
         groups: named groups, each needing ``at_least`` of its members among the approvers.
         deny_ends: a deny by any voter ends the vote denied (off: a deny is one vote against,
             and the vote ends denied only when the quorum can no longer be reached).
+        rules: allow / deny / ask rules (:class:`~scope_tool.Rule`), evaluated when an approval
+            question is asked: the first that matches decides; an ``allow`` or ``deny`` answers
+            the question at once, with the rule as the reason. None matching: a person decides.
+        shadow: evaluate the rules but never act on them: their verdict is recorded beside the
+            person's answer, to see a rule's effect before turning it on.
 
     Raises:
         InvalidPolicyError: a field is malformed, or the quorum cannot be met by the voters
@@ -121,6 +128,8 @@ class ApprovalPolicy:
     voters: tuple[str, ...] = ()
     groups: tuple[VoterGroup, ...] = ()
     deny_ends: bool = True
+    rules: tuple[Rule, ...] = ()
+    shadow: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.quorum, bool) or not isinstance(self.quorum, int) or self.quorum < 1:
@@ -139,6 +148,16 @@ class ApprovalPolicy:
         object.__setattr__(self, "groups", groups)
         if not isinstance(self.deny_ends, bool):
             raise InvalidPolicyError(f"deny_ends must be a bool, got {self.deny_ends!r}")
+        rules: object = self.rules
+        if isinstance(rules, str | bytes) or not isinstance(rules, Sequence):
+            raise InvalidPolicyError(f"rules must be a sequence of Rule, got {rules!r}")
+        for rule in rules:
+            if not isinstance(rule, Rule):
+                raise InvalidPolicyError(f"each of rules must be a Rule, got {rule!r}")
+        object.__setattr__(self, "rules", tuple(rules))
+        _names([rule.name for rule in self.rules], "the rule names")
+        if not isinstance(self.shadow, bool):
+            raise InvalidPolicyError(f"shadow must be a bool, got {self.shadow!r}")
         eligible = self.eligible
         if len(eligible) > MAX_POLICY_NAMES:
             raise InvalidPolicyError(
@@ -179,6 +198,8 @@ class ApprovalPolicy:
                 for each in self.groups
             ],
             "deny_ends": self.deny_ends,
+            "rules": [rule.to_json_dict() for rule in self.rules],
+            "shadow": self.shadow,
         }
 
     @classmethod
@@ -190,12 +211,17 @@ class ApprovalPolicy:
         """
         if not isinstance(value, dict):
             raise InvalidPolicyError(f"a policy must be a JSON object, got {value!r}")
-        unknown = sorted(set(value) - {"quorum", "voters", "groups", "deny_ends"})
+        unknown = sorted(
+            set(value) - {"quorum", "voters", "groups", "deny_ends", "rules", "shadow"}
+        )
         if unknown:
             raise InvalidPolicyError(
                 f"unknown policy member(s) {', '.join(unknown)}; a policy has quorum, voters,"
-                " groups and deny_ends"
+                " groups, deny_ends, rules and shadow"
             )
+        rules = value.get("rules", [])
+        if not isinstance(rules, list):
+            raise InvalidPolicyError(f"rules must be a list, got {rules!r}")
         groups = value.get("groups", [])
         if not isinstance(groups, list):
             raise InvalidPolicyError(f"groups must be a list, got {groups!r}")
@@ -217,7 +243,17 @@ class ApprovalPolicy:
             voters=value.get("voters", ()),
             groups=tuple(built),
             deny_ends=value.get("deny_ends", True),
+            rules=tuple(Rule.from_json_dict(each) for each in rules),
+            shadow=value.get("shadow", False),
         )
+
+    def evaluate(
+        self, tool: str, arguments: bytes | str, principal: Principal | None
+    ) -> RuleVerdict | None:
+        """The rules' verdict on a call (``None``: the policy has no rules)."""
+        if not self.rules:
+            return None
+        return evaluate(self.rules, tool, arguments, principal)
 
     def tally(self, votes: Sequence[tuple[str, bytes]]) -> Tally:
         """The state of a vote: ``votes`` are ``(voter, answer text)`` in the order taken, each

@@ -28,6 +28,7 @@ docs/errors.md; tests/package/test_public_names.py checks that every class is in
     │   │                                   scope_tool.client): the durable runtime
     │   ├── AnswerRejectedError   (ValueError)  an answer was refused; nothing changed
     │   ├── WithdrawalRefusedError (ValueError) a withdrawal was refused; nothing changed
+    │   ├── BatchRefusedError     (ValueError)  a batch failed its check; nothing was sent
     │   ├── CallConflictError     (ValueError)  a call id names a call of another request
     │   ├── CallNotFoundError    (LookupError)  no call with that id
     │   ├── SettingsError         (ValueError)  a connection setting is wrong

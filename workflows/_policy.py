@@ -15,19 +15,26 @@ far are kept but superseded, and the question's request id gains a suffix (``/r2
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import datetime
 
 from scope_tool import ApprovalPolicy
 from scope_tool._policy import Tally, vote_kind
-from scope_tool.wire import WithdrawInput
-from scope_tool.wire._status import Phase, VoteRecord
+from scope_tool._rules import RuleVerdict
+from scope_tool.wire import ToolCallInput, WithdrawInput
+from scope_tool.wire._approval_prompt import read_approval
+from scope_tool.wire._status import PendingInput, Phase, VoteRecord
 from scope_tool.wire.errors import RefusalReason
 
 __all__ = [
     "MAX_WITHDRAW_REASON",
+    "RULE_ANSWERER_PREFIX",
     "Ballot",
     "Cast",
+    "rule_answer",
+    "rule_decision",
+    "rule_verdict_text",
     "withdrawal_refusal",
     "withdrawn_message",
 ]
@@ -143,3 +150,38 @@ def withdrawn_message(withdrawal: WithdrawInput, request_id: str) -> str:
     """The outcome's message of a withdrawn call (operators, status, history)."""
     who = withdrawal.withdrawn_by or "the caller"
     return f"{request_id} was withdrawn by {who}: {withdrawal.reason}"
+
+
+RULE_ANSWERER_PREFIX = "rule:"
+"""``answered_by`` of an answer a rule gave: ``rule:NAME``."""
+
+
+def rule_decision(call: ToolCallInput, pending: PendingInput) -> RuleVerdict | None:
+    """The policy's rules on an approval question (``None``: no rules, or not an approval)."""
+    policy = call.policy
+    if policy is None or not policy.rules:
+        return None
+    if read_approval(pending.prompt, pending.response_schema) is None:
+        return None
+    return policy.evaluate(call.tool, call.arguments, call.principal)
+
+
+def rule_answer(call: ToolCallInput, verdict: RuleVerdict | None) -> bytes | None:
+    """The approval answer a rule gives (``None``: a person decides; always in shadow mode)."""
+    if verdict is None or verdict.rule is None or call.policy is None or call.policy.shadow:
+        return None
+    if verdict.effect == "allow":
+        return b'{"decision":"approve"}'
+    if verdict.effect == "deny":
+        return json.dumps(
+            {"decision": "deny", "reason": verdict.reason}, separators=(",", ":")
+        ).encode()
+    return None
+
+
+def rule_verdict_text(call: ToolCallInput, verdict: RuleVerdict | None) -> str:
+    """The rules' verdict as status and the answer record show it ("" without rules)."""
+    if verdict is None:
+        return ""
+    shadow = call.policy is not None and call.policy.shadow
+    return f"shadow: {verdict.reason}" if shadow else verdict.reason

@@ -119,7 +119,15 @@ with workflow.unsafe.imports_passed_through():
         encoded_size,
     )
     from scope_tool.workflows._notices import Notices, describe
-    from scope_tool.workflows._policy import Ballot, withdrawal_refusal, withdrawn_message
+    from scope_tool.workflows._policy import (
+        RULE_ANSWERER_PREFIX,
+        Ballot,
+        rule_answer,
+        rule_decision,
+        rule_verdict_text,
+        withdrawal_refusal,
+        withdrawn_message,
+    )
 
 __all__ = ["ToolCallWorkflow"]
 
@@ -190,6 +198,7 @@ class ToolCallWorkflow:
         self._tool_ran = False  # a worker serving the tool returned a round (metric_tool)
         self._question: _Question | None = None
         self._ballot: Ballot | None = None  # the votes on the question (a quorum policy)
+        self._rule_verdict = ""  # what the policy's rules said of the question
         self._answer: AnswerRecord | None = None
         self._answers: dict[str, AnswerRecord] = {}
         self._refused: list[RefusedAnswer] = []
@@ -421,6 +430,21 @@ class ToolCallWorkflow:
         )
         self._answer = None
         self._ballot = Ballot.open(call.policy, pending.request_id)
+        verdict = rule_decision(call, pending)
+        self._rule_verdict = rule_verdict_text(call, verdict)
+        decided = rule_answer(call, verdict)
+        if decided is not None and verdict is not None and verdict.rule is not None:
+            # A rule decides before anyone is asked: recorded as the answer, with its reason.
+            return self._take(
+                AnswerRecord(
+                    request_id=pending.request_id,
+                    round=self._round,
+                    response=decided,
+                    answered_by=f"{RULE_ANSWERER_PREFIX}{verdict.rule.name}",
+                    answered_at=asked_at,
+                    reason=verdict.reason,
+                )
+            )
         self._set_phase(Phase.AWAITING_INPUT)
         self._show_waiting()
         self._notify("awaiting_input")
@@ -656,6 +680,18 @@ class ToolCallWorkflow:
             if isinstance(voted, AnswerReceipt):
                 return voted
             record = voted
+        if self._rule_verdict:
+            record = replace(record, rule_verdict=self._rule_verdict)
+        self._take(record)
+        return AnswerReceipt(
+            request_id=record.request_id,
+            round=record.round,
+            voters=record.voters,
+            tally=self._ballot.tally().text() if self._ballot is not None else "",
+        )
+
+    def _take(self, record: AnswerRecord) -> AnswerRecord:
+        """The question is answered by ``record``: keep it, and run the next round."""
         self._answers[record.request_id] = record
         self._answer = record
         self._question = None
@@ -663,12 +699,7 @@ class ToolCallWorkflow:
         self._validated.clear()
         self._set_phase(Phase.RUNNING)
         workflow.set_current_details(running_details(self._call.tool, self._round + 1))
-        return AnswerReceipt(
-            request_id=record.request_id,
-            round=record.round,
-            voters=record.voters,
-            tally=self._ballot.tally().text() if self._ballot is not None else "",
-        )
+        return record
 
     def _vote(self, answer: AnswerRecord) -> AnswerRecord | AnswerReceipt:
         """Cast an accepted answer as a vote (see ``scope_tool.workflows._policy``): the
@@ -908,6 +939,7 @@ class ToolCallWorkflow:
             policy=self._call.policy,
             votes=self._ballot.votes if self._ballot is not None else (),
             tally=self._ballot.tally().text() if self._ballot is not None else "",
+            rule_verdict=self._rule_verdict,
         )
 
 

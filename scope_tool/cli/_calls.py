@@ -357,6 +357,52 @@ def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+async def _answer_batch(args: argparse.Namespace, response: bytes) -> int:
+    """``scope-tool answer ID ID... JSON``: one checked batch (see ``ToolCalls.answer_batch``)."""
+    from scope_tool.client import BatchItem, BatchRefusedError
+
+    pinned: dict[str, str] = {}
+    for request_id in args.request_id:
+        call_id = request_id.rpartition("/")[0]
+        if call_id not in args.call_ids or call_id in pinned:
+            raise CommandError(
+                f"--request-id {request_id} names no call of the batch (or one named already);"
+                " a request id is CALL_ID/rN",
+                exit_code=EXIT_USAGE,
+            )
+        pinned[call_id] = request_id
+    items = [BatchItem(call_id=each, request_id=pinned.get(each)) for each in args.call_ids]
+    calls = await connect(settings_from_args(args))
+    try:
+        receipt = await calls.answer_batch(
+            items,
+            response,
+            answered_by=args.by or (None if args.token else _default_identity()),
+            identity_token=args.token,
+        )
+    except BatchRefusedError as refused:
+        lines = [f"  {each.call_id}: {each.reason} ({each.message})" for each in refused.problems]
+        raise CommandError(
+            f"batch of {len(items)} refused, nothing was written;"
+            f" {len(refused.problems)} call(s) failed the check:",
+            details="\n".join(lines),
+        ) from None
+    except ValueError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+    for call_id, each in receipt.receipts:
+        what = "vote recorded" if not each.decided else "answer accepted"
+        _print(f"{what} by call {call_id} (request {each.request_id})")
+    for problem in receipt.refused:
+        _print(
+            f"refused after the check by call {problem.call_id}: {problem.reason}"
+            f" ({problem.message})"
+        )
+    _print(
+        f"batch of {len(items)}: {len(receipt.receipts)} answered, {len(receipt.refused)} refused"
+    )
+    return EXIT_OK if not receipt.refused else EXIT_FAILED
+
+
 def _policy_argument(text: str) -> ApprovalPolicy:
     """``--policy JSON`` as an ``ApprovalPolicy``, or the usage error naming what is wrong."""
     from scope_tool import ApprovalPolicy, InvalidPolicyError
@@ -381,10 +427,19 @@ async def run_answer(args: argparse.Namespace) -> int:
         encode_answer,
     )
 
+    args.call_id = args.call_ids[0]
     try:
         response = encode_answer(_text_argument(args.response, "JSON"), call_id=args.call_id)
     except AnswerRejectedError as refusal:
         raise CommandError(refusal_line(refusal), exit_code=EXIT_USAGE) from None
+    if len(args.call_ids) > 1:
+        return await _answer_batch(args, response)
+    if len(args.request_id) > 1:
+        raise CommandError(
+            "one call takes one --request-id (several are for a batch of calls)",
+            exit_code=EXIT_USAGE,
+        )
+    args.request_id = args.request_id[0] if args.request_id else None
     calls = await connect(settings_from_args(args))
     handle = calls.get(args.call_id)
     try:

@@ -181,14 +181,27 @@ def build_parser() -> argparse.ArgumentParser:
     add_json_flag(status)
     add_connection_arguments(status)
 
-    answer = call_command(commands, "answer", "answer the question a call is waiting on")
+    answer = command(
+        commands, "answer", "answer the question a call is waiting on (several: one batch)"
+    )
+    answer.add_argument(
+        "call_ids",
+        metavar="ID",
+        nargs="+",
+        help="the call's id; several ids decide them as one batch, checked before any is sent",
+    )
     answer.add_argument(
         "response",
         metavar="JSON",
         help="the answer, e.g. true or '{\"ok\":1}' (- reads it from standard input)",
     )
     answer.add_argument("--by", help="who answers (recorded; default: your user name)")
-    answer.add_argument("--request-id", help="answer only if this question is still pending")
+    answer.add_argument(
+        "--request-id",
+        action="append",
+        default=[],
+        help="answer only if this question is still pending (repeatable in a batch: one per call)",
+    )
     add_env_option(
         answer,
         "--token",

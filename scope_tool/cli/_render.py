@@ -189,6 +189,8 @@ def render_status(status: CallStatus, *, connection: str = "") -> str:
         ]
         if status.allowed_answerers:
             rows.append(("who may answer", ", ".join(status.allowed_answerers)))
+        if status.rule_verdict:
+            rows.append(("rules", status.rule_verdict))
         if status.tally:
             rows.append(("votes", status.tally))
             rows += [
@@ -224,7 +226,9 @@ def render_status(status: CallStatus, *, connection: str = "") -> str:
                 f"answer {number}",
                 f"{text} by {escaped_controls(answer_fields['answered_by'] or '-')}"
                 + (" (verified)" if answer.verified else "")
-                + (f" (votes of {', '.join(answer.voters)})" if answer.voters else ""),
+                + (f" (votes of {', '.join(answer.voters)})" if answer.voters else "")
+                + (f" ({answer.reason})" if answer.reason else "")
+                + (f" [rules: {answer.rule_verdict}]" if answer.rule_verdict else ""),
             )
         )
     if status.outcome is not None:

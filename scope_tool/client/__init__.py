@@ -15,6 +15,12 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from scope_tool.client._answer_text import AnswerText, encode_answer
+    from scope_tool.client._batch import (
+        BatchItem,
+        BatchProblem,
+        BatchReceipt,
+        BatchRefusedError,
+    )
     from scope_tool.client._client import UNSERVED_TIMEOUT_NOW, CallOptions, ToolCalls
     from scope_tool.client._handle import ToolCallHandle
     from scope_tool.client._routing import ToolInfo
@@ -55,6 +61,10 @@ __all__ = [
     "AnswerRejectedError",
     "AnswerText",
     "ApprovalQuestion",
+    "BatchItem",
+    "BatchProblem",
+    "BatchReceipt",
+    "BatchRefusedError",
     "CallConflictError",
     "CallNotFoundError",
     "CallOptions",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
 from temporalio.client import (
     Client,
@@ -28,7 +28,8 @@ from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from scope_tool import ApprovalPolicy, Principal, Request, current_principal, wire
 from scope_tool._read_only import ReadOnly
-from scope_tool.client._answer_text import is_short_text
+from scope_tool.client._answer_text import AnswerText, encode_answer, is_short_text
+from scope_tool.client._batch import BatchItem, BatchReceipt, answer_batch
 from scope_tool.client._closed import closed_phase, phase_clause, summary_phase
 from scope_tool.client._first_stop import (
     WorkerWaitReport,
@@ -373,6 +374,37 @@ class ToolCalls:
                 call_id, existing_tool=existing.tool, same_tool=True, other_principal=True
             )
         return ToolCallHandle(attached.workflow_handle, attached=True, client=self._client)
+
+    async def answer_batch(
+        self,
+        items: Sequence[BatchItem],
+        response: Any,
+        *,
+        answered_by: str | None = None,
+        identity_token: str | None = None,
+    ) -> BatchReceipt:
+        """Give one answer to several waiting calls, checked first as one batch.
+
+        Every call is checked before anything is sent (its request still the pending one, the
+        actor allowed on it, the answer valid for its question); if any fails, nothing is
+        written and :class:`BatchRefusedError` names each call that failed. Otherwise each call
+        gets its own request-bound answer, as :meth:`ToolCallHandle.answer` sends it.
+
+        Args:
+            items: the calls, each with the question the actor saw (``BatchItem(call_id,
+                request_id)``; ``request_id`` ``None``: the one pending now).
+            response: the answer, as for :meth:`ToolCallHandle.answer`.
+            answered_by: who answers (a voter, on quorum calls).
+            identity_token: a signed identity token, as for :meth:`ToolCallHandle.answer`.
+
+        Raises:
+            BatchRefusedError: a call failed the check; no answer was sent.
+            ValueError: no items, too many (over 500) or a call named twice.
+        """
+        raw = response if isinstance(response, AnswerText) else encode_answer(response, call_id="")
+        return await answer_batch(
+            self.get, items, raw, answered_by=answered_by, identity_token=identity_token
+        )
 
     def get(self, call_id: str) -> ToolCallHandle:
         """A handle to the call ``call_id`` (no I/O; a missing call shows up on first use)."""

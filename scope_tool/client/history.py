@@ -58,7 +58,13 @@ from scope_tool.wire._status import AnswerRecord, CallOutcome, PendingInput, Pha
 from scope_tool.wire.errors import CallNotFoundError, ToolCallsError
 from scope_tool.wire.identity import token_subject
 from scope_tool.workflows._answer_check import Accepted, AnswerCheck, CallState, Unchecked
-from scope_tool.workflows._policy import Ballot
+from scope_tool.workflows._policy import (
+    RULE_ANSWERER_PREFIX,
+    Ballot,
+    rule_answer,
+    rule_decision,
+    rule_verdict_text,
+)
 
 __all__ = [
     "AnswerVia",
@@ -76,6 +82,8 @@ class AnswerVia(StrEnum):
 
     UPDATE = "update"
     SIGNAL = "signal"
+    RULE = "rule"
+    """Decided by a rule of the call's policy when the question was asked (no person)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -232,6 +240,7 @@ class _Walk:
         self.asked: tuple[int, InputRequest] | None = None  # committed at the next task
         self.answered: dict[str, AnswerRecord] = {}
         self.ballot: Ballot | None = None
+        self.rule_verdict = ""
         self.updates: dict[str, tuple[AnswerInput, str]] = {}
         self.staged = StagedTexts()
         self.questions: list[HistoryQuestion] = []
@@ -272,6 +281,7 @@ class _Walk:
                     asked_at=at,
                 )
             )
+            self._rules(round_number, at)
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             scheduled = event.activity_task_scheduled_event_attributes
             if scheduled.activity_type.name in ROUND_ACTIVITIES:
@@ -324,6 +334,30 @@ class _Walk:
             self._end("COMPLETED", at)
         elif kind in _ENDINGS:
             self._end(_ENDINGS[kind], at)
+
+    def _rules(self, round_number: int, at: datetime) -> None:
+        """As the workflow does when it commits a question: a rule may decide it at once."""
+        assert self.call is not None
+        assert self.pending is not None
+        verdict = rule_decision(self.call, self.pending)
+        self.rule_verdict = rule_verdict_text(self.call, verdict)
+        decided = rule_answer(self.call, verdict)
+        if decided is None or verdict is None or verdict.rule is None:
+            return
+        entry = HistoryAnswer(
+            request_id=self.pending.request_id,
+            round=round_number,
+            response=decided,
+            answered_by=f"{RULE_ANSWERER_PREFIX}{verdict.rule.name}",
+            client_identity="",
+            answered_at=at,
+            via=AnswerVia.RULE,
+            reason=verdict.reason,
+        )
+        self.answered[entry.request_id] = entry
+        self.answers.append(entry)
+        self.pending = self.pending_request = None
+        self.phase = Phase.RUNNING
 
     def _state(self) -> CallState:
         """The call's state as the workflow had it at this point of its history."""
@@ -402,6 +436,8 @@ class _Walk:
                 return
             voters = (decisive.voter,) if cast.tally.denied else cast.tally.agreed
             entry = replace(entry, request_id=ballot.request_id, voters=voters)
+        if not duplicate and self.rule_verdict:
+            entry = replace(entry, rule_verdict=self.rule_verdict)
         if not duplicate:
             self.answered[entry.request_id] = entry
             self.pending = self.pending_request = None

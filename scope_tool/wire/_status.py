@@ -121,10 +121,16 @@ class AnswerRecord:
     voters: tuple[str, ...] = ()
     """On a quorum call: the voters whose agreeing votes decided (``answered_by`` is the last
     of them, or the editor whose arguments they approved; a deny is decided by its voter)."""
+    reason: str = ""
+    """Why the answer was given without a person: ``"auto-approved by rule small-refunds:
+    amount <= 100"`` (``answered_by`` is then ``rule:NAME``)."""
+    rule_verdict: str = ""
+    """What the policy's rules said of this question when a person answered it (in shadow
+    mode, what they would have decided), e.g. ``"shadow: auto-approved by rule ..."``."""
 
     def to_json_dict(self) -> dict[str, Any]:
         """``{request_id, round, response, answered_by, answered_at, verified,
-        omitted_response_bytes, voters}``."""
+        omitted_response_bytes, voters, reason, rule_verdict}``."""
         return json_members(self)
 
 
@@ -307,6 +313,8 @@ class CallStatus:
     votes: tuple[VoteRecord, ...] = ()
     # Where the vote on the pending question stands ("" without a quorum or a question).
     tally: str = ""
+    # What the policy's rules said of the pending question ("" without rules).
+    rule_verdict: str = ""
 
     def to_json_dict(self) -> dict[str, Any]:
         """The snapshot as plain JSON, each member in its own value's shape.

@@ -122,6 +122,7 @@ def test_the_status_shape_leaves_out_the_route_and_shows_the_principal() -> None
         "policy",
         "votes",
         "tally",
+        "rule_verdict",
     }
     assert shown["principal"] == {"user": "u", "tenant": None, "roles": ["a", "b"]}
 
@@ -225,6 +226,8 @@ def test_a_history_keeps_microseconds_and_a_short_outcome() -> None:
                 "duplicate": False,
                 "verified": False,
                 "voters": [],
+                "reason": "",
+                "rule_verdict": "",
                 "decided": True,
             }
         ],

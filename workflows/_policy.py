@@ -21,10 +21,10 @@ from datetime import datetime
 
 from scope_tool import ApprovalPolicy
 from scope_tool._policy import Tally, vote_kind
-from scope_tool._rules import RuleVerdict
-from scope_tool.wire import ToolCallInput, WithdrawInput
+from scope_tool._rules import RuleVerdict, evaluate
+from scope_tool.wire import ReevaluateInput, ToolCallInput, WithdrawInput
 from scope_tool.wire._approval_prompt import read_approval
-from scope_tool.wire._status import PendingInput, Phase, VoteRecord
+from scope_tool.wire._status import AnswerRecord, PendingInput, Phase, VoteRecord
 from scope_tool.wire.errors import RefusalReason
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "RULE_ANSWERER_PREFIX",
     "Ballot",
     "Cast",
+    "reevaluation",
     "rule_answer",
     "rule_decision",
     "rule_verdict_text",
@@ -185,3 +186,47 @@ def rule_verdict_text(call: ToolCallInput, verdict: RuleVerdict | None) -> str:
         return ""
     shadow = call.policy is not None and call.policy.shadow
     return f"shadow: {verdict.reason}" if shadow else verdict.reason
+
+
+def reevaluation(
+    call: ToolCallInput,
+    phase: Phase,
+    pending: PendingInput | None,
+    request: ReevaluateInput,
+    *,
+    at: datetime,
+    round_number: int,
+) -> tuple[str, AnswerRecord | None] | tuple[RefusalReason, str]:
+    """An operator's re-evaluation of the pending approval question with ``request.rules``:
+    ``(verdict text, the answer a rule gives or None)``, or ``(reason, message)`` refused.
+
+    A rule that allows or denies decides the question, recorded with its reason and the
+    operator; ``ask`` (or no match) leaves it waiting with the new verdict shown.
+    """
+    if phase.is_terminal:
+        return RefusalReason.FINISHED, f"call {call.call_id!r} has finished ({phase.value})"
+    if pending is None:
+        return RefusalReason.NOT_WAITING, f"call {call.call_id!r} is not waiting for input"
+    if read_approval(pending.prompt, pending.response_schema) is None:
+        return (
+            RefusalReason.NOT_WAITING,
+            f"call {call.call_id!r} waits on a question that is not an approval; rules decide"
+            " approvals only",
+        )
+    verdict = evaluate(request.rules, call.tool, call.arguments, call.principal)
+    text = f"{verdict.reason} (re-evaluated by {request.by or 'an operator'})"
+    if verdict.rule is None or verdict.effect == "ask":
+        return text, None
+    answer = (
+        b'{"decision":"approve"}'
+        if verdict.effect == "allow"
+        else json.dumps({"decision": "deny", "reason": text}, separators=(",", ":")).encode()
+    )
+    return text, AnswerRecord(
+        request_id=pending.request_id,
+        round=round_number,
+        response=answer,
+        answered_by=f"{RULE_ANSWERER_PREFIX}{verdict.rule.name}",
+        answered_at=at,
+        reason=text,
+    )

@@ -65,6 +65,7 @@ with workflow.unsafe.imports_passed_through():
         FIRST_STOP,
         NOT_SERVED_HERE,
         PHASE_KEY,
+        REEVALUATE_RULES,
         STAGE_ANSWER,
         STATUS,
         TOOL_KEY,
@@ -77,6 +78,8 @@ with workflow.unsafe.imports_passed_through():
         CheckAnswerInput,
         CheckAnswerResult,
         NotifyInput,
+        ReevaluateInput,
+        ReevaluateReceipt,
         RoundCancelled,
         RoundCompleted,
         RoundErrored,
@@ -122,6 +125,7 @@ with workflow.unsafe.imports_passed_through():
     from scope_tool.workflows._policy import (
         RULE_ANSWERER_PREFIX,
         Ballot,
+        reevaluation,
         rule_answer,
         rule_decision,
         rule_verdict_text,
@@ -892,6 +896,43 @@ class ToolCallWorkflow:
         if refused is not None:
             raise _withdrawal_rejection(refused)
 
+    @workflow.update(name=REEVALUATE_RULES)
+    def reevaluate_rules(self, request: ReevaluateInput) -> ReevaluateReceipt:
+        """Apply an operator's rules to the pending approval question (recorded in history)."""
+        pending = self._pending
+        found = self._reevaluation(request)
+        if isinstance(found[0], RefusalReason) or pending is None:
+            raise _rule_rejection(found)
+        text, record = found
+        assert isinstance(text, str)
+        self._rule_verdict = text
+        if isinstance(record, AnswerRecord):
+            self._take(record)
+        else:
+            self._show_waiting()
+        return ReevaluateReceipt(
+            request_id=pending.request_id, verdict=text, decided=record is not None
+        )
+
+    @reevaluate_rules.validator
+    def validate_reevaluate_rules(self, request: ReevaluateInput) -> None:
+        """Refuse a re-evaluation of no question, or of a question that is not an approval."""
+        found = self._reevaluation(request)
+        if isinstance(found[0], RefusalReason):
+            raise _rule_rejection(found)
+
+    def _reevaluation(
+        self, request: ReevaluateInput
+    ) -> tuple[str, AnswerRecord | None] | tuple[RefusalReason, str]:
+        return reevaluation(
+            self._call,
+            self._phase,
+            self._pending,
+            request,
+            at=workflow.now(),
+            round_number=self._round,
+        )
+
     @workflow.update(name=FIRST_STOP)
     async def first_stop(self) -> CallStatus:
         """Wait until the call stops (ended, or waiting for a person) and return its status.
@@ -951,6 +992,15 @@ def _rejection(refused: Refused) -> ApplicationError:
         type="AnswerRejected",
         non_retryable=True,
     )
+
+
+def _rule_rejection(
+    found: tuple[str, AnswerRecord | None] | tuple[RefusalReason, str],
+) -> ApplicationError:
+    reason, message = found
+    if not isinstance(reason, RefusalReason) or not isinstance(message, str):
+        reason, message = RefusalReason.NOT_WAITING, "the call is not waiting for input"
+    return ApplicationError(message, reason.value, type="ReevaluateRefused", non_retryable=True)
 
 
 def _withdrawal_rejection(refused: tuple[RefusalReason, str] | None) -> ApplicationError:

@@ -42,6 +42,7 @@ __all__ = [
     "run_call",
     "run_cancel",
     "run_pending",
+    "run_reevaluate",
     "run_result",
     "run_status",
     "run_withdraw",
@@ -552,3 +553,26 @@ async def run_withdraw(args: argparse.Namespace) -> int:
         raise CommandError(f"no call with id {args.call_id!r}") from None
     _print(f"withdrew request {receipt.request_id} of call {args.call_id}: it ends WITHDRAWN")
     return EXIT_OK
+
+
+async def run_reevaluate(args: argparse.Namespace) -> int:
+    """Apply ``--rules`` to each call's pending approval question (see ``handle.reevaluate``)."""
+    from scope_tool.client import ToolCallsError
+
+    policy = _policy_argument(args.rules)
+    if not policy.rules:
+        raise CommandError("--rules names no rules", exit_code=EXIT_USAGE)
+    calls = await connect(settings_from_args(args))
+    failed = False
+    for call_id in args.call_ids:
+        try:
+            receipt = await calls.get(call_id).reevaluate(
+                policy.rules, by=args.by or _default_identity()
+            )
+        except ToolCallsError as error:
+            print(f"{call_id}: {error}", file=sys.stderr, flush=True)
+            failed = True
+            continue
+        what = "decided" if receipt.decided else "still waiting"
+        _print(f"{call_id} ({receipt.request_id}): {what}: {receipt.verdict}")
+    return EXIT_FAILED if failed else EXIT_OK

@@ -224,6 +224,21 @@ def build_parser() -> argparse.ArgumentParser:
     cancel = call_command(commands, "cancel", "cancel a running or waiting call")
     add_connection_arguments(cancel)
 
+    reevaluate = command(
+        commands,
+        "reevaluate",
+        "apply changed rules to waiting calls' approval questions (recorded; may decide them)",
+    )
+    reevaluate.add_argument("call_ids", metavar="ID", nargs="+", help="the calls' ids")
+    reevaluate.add_argument(
+        "--rules",
+        required=True,
+        metavar="JSON",
+        help='a policy\'s rules as JSON: \'{"rules": [{"name": ..., "effect": "allow", ...}]}\'',
+    )
+    reevaluate.add_argument("--by", help="who re-evaluates (default: the login name)")
+    add_connection_arguments(reevaluate)
+
     withdraw = call_command(
         commands, "withdraw", "withdraw a waiting call's question (ends WITHDRAWN, not a denial)"
     )

@@ -8,6 +8,7 @@ verdict or raises it as :class:`~scope_tool.wire.errors.AnswerRejectedError` (re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any, TypedDict, Unpack
@@ -25,7 +26,7 @@ from temporalio.common import QueryRejectCondition
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from scope_tool import MAX_INPUT_BYTES, wire
+from scope_tool import MAX_INPUT_BYTES, Rule, wire
 from scope_tool._read_only import ReadOnly
 from scope_tool._text import control_character
 from scope_tool.client._answer_text import (
@@ -471,6 +472,50 @@ class ToolCallHandle:
                     "the call has finished; there is nothing to withdraw",
                     reason=RefusalReason.FINISHED,
                     call_id=self._call_id,
+                ) from err
+            raise translated from err
+
+    async def reevaluate(
+        self, rules: Sequence[Rule], *, by: str | None = None
+    ) -> wire.ReevaluateReceipt:
+        """Apply ``rules`` to the call's pending approval question (an operator's command).
+
+        The call's own rules were fixed when it started, so a rule change never releases a
+        waiting call by itself; this does, on purpose, and is recorded in the call's history
+        with ``by``. A rule that allows or denies decides the question (``decided``); ``ask``
+        or no match leaves it waiting, with the new verdict in ``status().rule_verdict``.
+
+        Raises:
+            ToolCallsError: the call is not waiting on an approval question, or has finished
+                (nothing changed).
+        """
+        request = wire.ReevaluateInput(rules=tuple(rules), by=by)
+
+        async def send() -> wire.ReevaluateReceipt:
+            receipt: wire.ReevaluateReceipt = await self._workflow_handle.execute_update(
+                wire.REEVALUATE_RULES, request, result_type=wire.ReevaluateReceipt
+            )
+            return receipt
+
+        try:
+            return await retry_while_busy(send)
+        except WorkflowUpdateFailedError as err:
+            cause = err.cause
+            if isinstance(cause, ApplicationError) and cause.type == "ReevaluateRefused":
+                details = cause.details
+                reason = str(details[0]) if details else RefusalReason.NOT_WAITING.value
+                raise ToolCallsError(
+                    f"re-evaluation of call {self._call_id!r} refused ({reason}): {cause.message}"
+                ) from None
+            raise ToolCallsError(
+                f"re-evaluation of call {self._call_id!r} failed: {cause}"
+            ) from err
+        except RPCError as err:
+            translated = self._translate(err, answering=True)
+            if isinstance(translated, AnswerRejectedError):
+                raise ToolCallsError(
+                    f"re-evaluation of call {self._call_id!r} refused (finished): the call has"
+                    " finished"
                 ) from err
             raise translated from err
 

@@ -41,11 +41,13 @@ from temporalio.service import RPCError, RPCStatusCode
 from scope_tool import ApprovalPolicy, InputRequest, Principal
 from scope_tool.wire import (
     ANSWER,
+    REEVALUATE_RULES,
     ROUND_ACTIVITIES,
     STAGE_ANSWER,
     AnswerInput,
     AnswerReceipt,
     CallToolInput,
+    ReevaluateInput,
     RoundInputRequested,
     RoundResult,
     StagedAnswer,
@@ -55,12 +57,13 @@ from scope_tool.wire._json_form import json_members
 from scope_tool.wire._questions import read_question
 from scope_tool.wire._staging import StagedTexts
 from scope_tool.wire._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
-from scope_tool.wire.errors import CallNotFoundError, ToolCallsError
+from scope_tool.wire.errors import CallNotFoundError, RefusalReason, ToolCallsError
 from scope_tool.wire.identity import token_subject
 from scope_tool.workflows._answer_check import Accepted, AnswerCheck, CallState, Unchecked
 from scope_tool.workflows._policy import (
     RULE_ANSWERER_PREFIX,
     Ballot,
+    reevaluation,
     rule_answer,
     rule_decision,
     rule_verdict_text,
@@ -241,6 +244,7 @@ class _Walk:
         self.answered: dict[str, AnswerRecord] = {}
         self.ballot: Ballot | None = None
         self.rule_verdict = ""
+        self.reevaluations: dict[str, tuple[ReevaluateInput, str]] = {}
         self.updates: dict[str, tuple[AnswerInput, str]] = {}
         self.staged = StagedTexts()
         self.questions: list[HistoryQuestion] = []
@@ -310,8 +314,17 @@ class _Walk:
                     await self._one(update_request.input.args, AnswerInput)
                 )
                 self.updates[update_request.meta.update_id] = (answer, update_request.meta.identity)
+            elif update_request.input.name == REEVALUATE_RULES:
+                request = await self._one(update_request.input.args, ReevaluateInput)
+                self.reevaluations[update_request.meta.update_id] = (
+                    request,
+                    update_request.meta.identity,
+                )
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
             update_done = event.workflow_execution_update_completed_event_attributes
+            reevaluated = self.reevaluations.pop(update_done.meta.update_id, None)
+            if reevaluated is not None and update_done.outcome.HasField("success"):
+                self._reevaluated(*reevaluated, at=at)
             sent = self.updates.pop(update_done.meta.update_id, None)
             if sent is not None and update_done.outcome.HasField("success"):
                 receipt = await self._one(update_done.outcome.success, AnswerReceipt)
@@ -353,6 +366,33 @@ class _Walk:
             answered_at=at,
             via=AnswerVia.RULE,
             reason=verdict.reason,
+        )
+        self.answered[entry.request_id] = entry
+        self.answers.append(entry)
+        self.pending = self.pending_request = None
+        self.phase = Phase.RUNNING
+
+    def _reevaluated(self, request: ReevaluateInput, identity: str, *, at: datetime) -> None:
+        """An operator's re-evaluation, decided as the workflow decided it."""
+        assert self.call is not None
+        found = reevaluation(
+            self.call, self.phase, self.pending, request, at=at, round_number=self.round
+        )
+        text, record = found
+        if isinstance(text, RefusalReason):
+            return
+        self.rule_verdict = text
+        if not isinstance(record, AnswerRecord):
+            return
+        entry = HistoryAnswer(
+            request_id=record.request_id,
+            round=record.round,
+            response=record.response,
+            answered_by=record.answered_by,
+            client_identity=identity,
+            answered_at=at,
+            via=AnswerVia.RULE,
+            reason=record.reason,
         )
         self.answered[entry.request_id] = entry
         self.answers.append(entry)

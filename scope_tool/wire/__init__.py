@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 
 from temporalio.common import SearchAttributeKey
 
-from scope_tool import ApprovalPolicy, FailureKind, Output, Principal
+from scope_tool import ApprovalPolicy, FailureKind, Output, Principal, Rule
 from scope_tool.wire._prompt import json_value
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "NOT_SERVED_HERE",
     "PHASE_KEY",
     "PUBLISH",
+    "REEVALUATE_RULES",
     "ROUND_ACTIVITIES",
     "STAGE_ABOVE_BYTES",
     "STAGE_ANSWER",
@@ -60,6 +61,8 @@ __all__ = [
     "CheckAnswerResult",
     "NotifyDelivery",
     "NotifyInput",
+    "ReevaluateInput",
+    "ReevaluateReceipt",
     "RoundCancelled",
     "RoundCompleted",
     "RoundErrored",
@@ -109,6 +112,9 @@ ended the call. A signal is not echoed; the update stays small."""
 WITHDRAW_QUESTION: Final = "withdraw_question"
 """Update (:class:`WithdrawInput`): the caller or an operator withdraws the pending question; the
 call ends WITHDRAWN (not a denial) and takes no more answers."""
+REEVALUATE_RULES: Final = "reevaluate_rules"
+"""Update (:class:`ReevaluateInput`): an operator applies changed rules to a waiting call; an
+``allow`` or ``deny`` decides its approval question, recorded with the operator's name."""
 FIRST_STOP: Final = "first_stop"
 """Update with no argument: completes with the ``status`` value once the call is not RUNNING."""
 STATUS: Final = "status"
@@ -235,6 +241,24 @@ class WithdrawInput:
     """Who withdraws (the agent, an operator), as the caller says."""
     request_id: str | None = None
     """The question withdrawn; ``None`` means the one pending now."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReevaluateInput:
+    """Rules an operator re-evaluates a waiting call's approval question with."""
+
+    rules: tuple[Rule, ...]
+    by: str | None = None
+    """The operator, recorded in the verdict."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReevaluateReceipt:
+    """The re-evaluation's verdict on the pending question, and whether it decided it."""
+
+    request_id: str
+    verdict: str
+    decided: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

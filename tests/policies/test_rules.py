@@ -126,3 +126,75 @@ async def test_shadow_mode_records_the_rules_verdict_beside_the_persons_answer(
     assert (recorded.answered_by, recorded.rule_verdict) == ("bob", verdict)
     assert ledger_lines(ledger) == []
     await assert_replays(handle)
+
+
+async def test_a_rule_change_releases_nothing_until_an_operator_reevaluates(
+    calls: ToolCalls, worker: Any, temporal_address: str, task_queue: str, tmp_path: Path
+) -> None:
+    import asyncio
+    import os
+
+    from e2e._cli import run_cli
+
+    from scope_tool.client import ToolCallsError
+
+    ledger = tmp_path / "ledger"
+    # Started under rules that ask for anything over 100.
+    policy = ApprovalPolicy(rules=(SMALL,))
+    large = await calls.start(_refund(ledger, 150), call_id=f"re-{uuid.uuid4()}", policy=policy)
+    other = await calls.start(_refund(ledger, 160), call_id=f"re-{uuid.uuid4()}", policy=policy)
+    asked = (await wait_for_phase(large, Phase.AWAITING_INPUT)).pending.request_id
+    await wait_for_phase(other, Phase.AWAITING_INPUT)
+    # The team raises the limit to 200 for new calls: the waiting ones stay waiting.
+    raised = Rule(
+        name="small-refunds-200",
+        effect="allow",
+        tool="refund",
+        where=(Condition("/amount", "<=", 200),),
+    )
+    newer = await calls.start(
+        _refund(ledger, 150),
+        call_id=f"re-{uuid.uuid4()}",
+        policy=ApprovalPolicy(rules=(raised,)),
+    )
+    assert (await newer.result()).phase is Phase.COMPLETED
+    assert (await large.status()).phase is Phase.AWAITING_INPUT
+    # An operator re-evaluates one of them with an ask rule first: recorded, still waiting.
+    ask_all = Rule(name="ask-all", effect="ask")
+    kept = await large.reevaluate((ask_all,), by="ops")
+    assert kept.decided is False
+    assert kept.verdict == "asked by rule ask-all: any call (re-evaluated by ops)"
+    assert (await large.status()).rule_verdict == kept.verdict
+    receipt = await large.reevaluate((raised,), by="ops")
+    assert (receipt.request_id, receipt.decided) == (asked, True)
+    assert receipt.verdict == (
+        "auto-approved by rule small-refunds-200: amount <= 200 (re-evaluated by ops)"
+    )
+    assert (await large.result()).phase is Phase.COMPLETED
+    (answer,) = (await large.history()).answers
+    assert (answer.answered_by, answer.via, answer.reason) == (
+        "rule:small-refunds-200",
+        AnswerVia.RULE,
+        receipt.verdict,
+    )
+    await assert_replays(large)
+    with pytest.raises(ToolCallsError, match=r"refused \(finished\)"):
+        await large.reevaluate((raised,), by="ops")
+    # The command line, for the other waiting call.
+    env = {**os.environ, "SCOPE_TOOL_TASK_QUEUE": task_queue}
+    rules = json.dumps({"rules": [raised.to_json_dict()]})
+    done = await asyncio.to_thread(
+        run_cli,
+        "reevaluate",
+        other.call_id,
+        "--rules",
+        rules,
+        "--by",
+        "ops",
+        address=temporal_address,
+        env=env,
+    )
+    assert done.code == 0, done.stderr
+    assert "decided: auto-approved by rule small-refunds-200" in done.stdout
+    assert (await other.result()).phase is Phase.COMPLETED
+    assert sorted(ledger_lines(ledger)) == ["refund o-1 150", "refund o-1 150", "refund o-1 160"]

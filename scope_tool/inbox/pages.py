@@ -195,7 +195,11 @@ class InboxPages:
                 approval, arguments=json_value(history.arguments), has_arguments=True
             )
         form = build_answer_form(pending.response_schema) if pending is not None else None
-        allowed = status.allowed_answerers
+        policy = status.policy
+        # On a quorum call the policy's voters are who may answer, once each.
+        voters = policy.eligible if policy is not None and policy.is_quorum else ()
+        allowed = status.allowed_answerers or voters
+        voted = {vote.voter for vote in status.votes if not vote.superseded}
         kept = values or {}
         prompt = read_prompt(pending.prompt) if pending is not None else None
         return self._templates.TemplateResponse(
@@ -217,7 +221,8 @@ class InboxPages:
                 "refusal": refusal,
                 "answered": request.query_params.get("answered", ""),
                 "allowed": allowed,
-                "may_answer": not allowed or identity in allowed,
+                "may_answer": (not allowed or identity in allowed) and identity not in voted,
+                "voted": identity in voted,
                 "csrf": self._form_tokens.token(identity),
                 "answer_url": call_path(call_id) + "/answer",
                 "poll_url": "/api" + call_path(call_id),

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
 
+from scope_tool._ijson import check_ijson
 from scope_tool._principal import Principal
 from scope_tool._rules import Rule, RuleVerdict, evaluate
 from scope_tool.errors import InvalidPolicyError
@@ -118,6 +119,10 @@ class ApprovalPolicy:
             the question at once, with the rule as the reason. None matching: a person decides.
         shadow: evaluate the rules but never act on them: their verdict is recorded beside the
             person's answer, to see a rule's effect before turning it on.
+        expiry_answer: what a question takes when its answer deadline passes, as JSON text (a
+            safe default, e.g. ``'{"decision": "deny", "reason": "no answer in time"}'``);
+            ``None``: the call ends EXPIRED. It must satisfy the question's schema when the
+            deadline comes, else the call ends EXPIRED saying so.
 
     Raises:
         InvalidPolicyError: a field is malformed, or the quorum cannot be met by the voters
@@ -130,6 +135,7 @@ class ApprovalPolicy:
     deny_ends: bool = True
     rules: tuple[Rule, ...] = ()
     shadow: bool = False
+    expiry_answer: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.quorum, bool) or not isinstance(self.quorum, int) or self.quorum < 1:
@@ -158,6 +164,17 @@ class ApprovalPolicy:
         _names([rule.name for rule in self.rules], "the rule names")
         if not isinstance(self.shadow, bool):
             raise InvalidPolicyError(f"shadow must be a bool, got {self.shadow!r}")
+        if self.expiry_answer is not None:
+            if not isinstance(self.expiry_answer, str):
+                raise InvalidPolicyError(
+                    f"expiry_answer must be JSON text, got {self.expiry_answer!r:.80}"
+                )
+            try:
+                check_ijson(self.expiry_answer.encode("utf-8"))
+            except ValueError as error:
+                raise InvalidPolicyError(
+                    f"expiry_answer is not one JSON document: {error}"
+                ) from None
         eligible = self.eligible
         if len(eligible) > MAX_POLICY_NAMES:
             raise InvalidPolicyError(
@@ -200,6 +217,7 @@ class ApprovalPolicy:
             "deny_ends": self.deny_ends,
             "rules": [rule.to_json_dict() for rule in self.rules],
             "shadow": self.shadow,
+            "expiry_answer": self.expiry_answer,
         }
 
     @classmethod
@@ -212,12 +230,13 @@ class ApprovalPolicy:
         if not isinstance(value, dict):
             raise InvalidPolicyError(f"a policy must be a JSON object, got {value!r}")
         unknown = sorted(
-            set(value) - {"quorum", "voters", "groups", "deny_ends", "rules", "shadow"}
+            set(value)
+            - {"quorum", "voters", "groups", "deny_ends", "rules", "shadow", "expiry_answer"}
         )
         if unknown:
             raise InvalidPolicyError(
                 f"unknown policy member(s) {', '.join(unknown)}; a policy has quorum, voters,"
-                " groups, deny_ends, rules and shadow"
+                " groups, deny_ends, rules, shadow and expiry_answer"
             )
         rules = value.get("rules", [])
         if not isinstance(rules, list):
@@ -245,6 +264,7 @@ class ApprovalPolicy:
             deny_ends=value.get("deny_ends", True),
             rules=tuple(Rule.from_json_dict(each) for each in rules),
             shadow=value.get("shadow", False),
+            expiry_answer=value.get("expiry_answer"),
         )
 
     def evaluate(

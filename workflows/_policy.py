@@ -19,7 +19,7 @@ import json
 from dataclasses import replace
 from datetime import datetime
 
-from scope_tool import ApprovalPolicy
+from scope_tool import ApprovalPolicy, InputRequest
 from scope_tool._policy import Tally, vote_kind
 from scope_tool._rules import RuleVerdict, evaluate
 from scope_tool.wire import ReevaluateInput, ToolCallInput, WithdrawInput
@@ -32,6 +32,7 @@ __all__ = [
     "RULE_ANSWERER_PREFIX",
     "Ballot",
     "Cast",
+    "expiry_answer",
     "reevaluation",
     "rule_answer",
     "rule_decision",
@@ -229,4 +230,38 @@ def reevaluation(
         answered_by=f"{RULE_ANSWERER_PREFIX}{verdict.rule.name}",
         answered_at=at,
         reason=text,
+    )
+
+
+EXPIRY_ANSWERER = "policy:expiry"
+"""``answered_by`` of the answer a policy's ``expiry_answer`` gives at the deadline."""
+
+
+def expiry_answer(
+    call: ToolCallInput,
+    pending: PendingInput,
+    request: InputRequest,
+    *,
+    at: datetime,
+    round_number: int,
+) -> AnswerRecord | str | None:
+    """At the deadline: the policy's safe default answer, a problem (why it cannot be taken,
+    so the call ends EXPIRED saying so), or ``None`` (no default: EXPIRED)."""
+    policy = call.policy
+    if policy is None or policy.expiry_answer is None:
+        return None
+    text = policy.expiry_answer.encode("utf-8")
+    checked = request.check_response(text)
+    if not checked.accepted:
+        return (
+            f"no answer to {pending.request_id} before the deadline; the policy's expiry_answer"
+            f" does not satisfy the question's schema ({checked.detail})"
+        )
+    return AnswerRecord(
+        request_id=pending.request_id,
+        round=round_number,
+        response=text,
+        answered_by=EXPIRY_ANSWERER,
+        answered_at=at,
+        reason="no answer before the deadline: the policy's expiry_answer was taken",
     )

@@ -125,6 +125,7 @@ with workflow.unsafe.imports_passed_through():
     from scope_tool.workflows._policy import (
         RULE_ANSWERER_PREFIX,
         Ballot,
+        expiry_answer,
         reevaluation,
         rule_answer,
         rule_decision,
@@ -279,10 +280,10 @@ class ToolCallWorkflow:
                     if self._outcome is not None:  # withdrawn while it waited
                         return self._outcome
                     if answer is None:
-                        return self._finish(
-                            Phase.EXPIRED,
-                            message=f"no answer to {self._round_request_id()} before the deadline",
-                        )
+                        expired = self._expired()
+                        if isinstance(expired, str):
+                            return self._finish(Phase.EXPIRED, message=expired)
+                        answer = expired
                     # The next round re-enters the tool with the question and its answer, on
                     # the contract that asked.
                     round_input = replace(
@@ -459,6 +460,25 @@ class ToolCallWorkflow:
         except TimeoutError:
             return None
         return self._answer
+
+    def _expired(self) -> AnswerRecord | str:
+        """At the deadline: the policy's default answer (taken, recorded), else why EXPIRED."""
+        expired = f"no answer to {self._round_request_id()} before the deadline"
+        question = self._question
+        if question is None:
+            return expired
+        default = expiry_answer(
+            self._call,
+            question.pending,
+            question.request,
+            at=workflow.now(),
+            round_number=self._round,
+        )
+        if default is None:
+            return expired
+        if isinstance(default, str):
+            return default
+        return self._take(default)
 
     def _show_waiting(self) -> None:
         """The Web UI's details while the call waits: the question (and the votes so far)."""

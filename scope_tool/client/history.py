@@ -61,6 +61,7 @@ from scope_tool.wire.errors import CallNotFoundError, RefusalReason, ToolCallsEr
 from scope_tool.wire.identity import token_subject
 from scope_tool.workflows._answer_check import Accepted, AnswerCheck, CallState, Unchecked
 from scope_tool.workflows._policy import (
+    EXPIRY_ANSWERER,
     RULE_ANSWERER_PREFIX,
     Ballot,
     reevaluation,
@@ -87,6 +88,8 @@ class AnswerVia(StrEnum):
     SIGNAL = "signal"
     RULE = "rule"
     """Decided by a rule of the call's policy when the question was asked (no person)."""
+    POLICY = "policy"
+    """The policy's ``expiry_answer``, taken when the question's deadline passed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -290,6 +293,7 @@ class _Walk:
             scheduled = event.activity_task_scheduled_event_attributes
             if scheduled.activity_type.name in ROUND_ACTIVITIES:
                 round_input = await self._one(scheduled.input, CallToolInput)
+                self._expired(round_input, at)
                 self.rounds[event.event_id] = round_input.round
                 self.round = max(self.round, round_input.round)
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
@@ -393,6 +397,30 @@ class _Walk:
             answered_at=at,
             via=AnswerVia.RULE,
             reason=record.reason,
+        )
+        self.answered[entry.request_id] = entry
+        self.answers.append(entry)
+        self.pending = self.pending_request = None
+        self.phase = Phase.RUNNING
+
+    def _expired(self, round_input: CallToolInput, at: datetime) -> None:
+        """A next round scheduled while the question had no answer: the deadline passed and
+        the policy's ``expiry_answer`` was taken (the workflow records it as policy:expiry)."""
+        policy = self.call.policy if self.call is not None else None
+        pending = self.pending
+        if pending is None or policy is None or policy.expiry_answer is None:
+            return
+        if round_input.response is None or round_input.round <= self.round:
+            return
+        entry = HistoryAnswer(
+            request_id=pending.request_id,
+            round=self.round,
+            response=round_input.response,
+            answered_by=EXPIRY_ANSWERER,
+            client_identity="",
+            answered_at=at,
+            via=AnswerVia.POLICY,
+            reason="no answer before the deadline: the policy's expiry_answer was taken",
         )
         self.answered[entry.request_id] = entry
         self.answers.append(entry)

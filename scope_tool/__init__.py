@@ -21,10 +21,12 @@ from scope_tool._ijson import MAX_INPUT_BYTES, check_ijson
 from scope_tool._input_request import Continuation, InputRequest
 from scope_tool._invocation import Invocation
 from scope_tool._output import MediaBlock, Output, TextBlock
+from scope_tool._policy import ApprovalPolicy, VoterGroup
 from scope_tool._principal import Principal, acting_for, current_principal
 from scope_tool._registry import Registry
 from scope_tool._request import Request
 from scope_tool._result import Result
+from scope_tool._rules import Condition, Rule, RuleVerdict
 from scope_tool._tool import InputValidatingTool, Tool, WrappingTool, capability
 
 # The error types: `errors.__all__` is the one list of them, and this package exports it whole.
@@ -34,10 +36,12 @@ __all__ = [
     "APPROVAL_PROMPT_KIND",
     "MAX_INPUT_BYTES",
     "ApprovalGate",
+    "ApprovalPolicy",
     "Authorization",
     "Authorizer",
     "Binding",
     "CallError",
+    "Condition",
     "Continuation",
     "Contract",
     "Definition",
@@ -54,8 +58,11 @@ __all__ = [
     "Registry",
     "Request",
     "Result",
+    "Rule",
+    "RuleVerdict",
     "TextBlock",
     "Tool",
+    "VoterGroup",
     "WrappingTool",
     "acting_for",
     "bind",

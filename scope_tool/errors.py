@@ -13,7 +13,8 @@ docs/errors.md; tests/package/test_public_names.py checks that every class is in
     ├── Invalid<Thing>Error   (ValueError)  "tool: invalid <thing>", one per thing: tool,
     │                                       invocation, request, definition, output, result,
     │                                       input request, failure, call error, wrapping
-    │                                       chain, registry, principal
+    │                                       chain, registry, principal,
+    │                                       policy
     ├── DuplicateToolError    (ValueError)  "tool: duplicate tool"
     ├── InputValidationPanicError           "tool: input validation panicked: V"
     ├── AuthorizationError                  "tool: authorization for "NAME" failed"
@@ -26,6 +27,8 @@ docs/errors.md; tests/package/test_public_names.py checks that every class is in
     ├── ToolCallsError                      scope_tool.wire.errors (re-exported by
     │   │                                   scope_tool.client): the durable runtime
     │   ├── AnswerRejectedError   (ValueError)  an answer was refused; nothing changed
+    │   ├── WithdrawalRefusedError (ValueError) a withdrawal was refused; nothing changed
+    │   ├── BatchRefusedError     (ValueError)  a batch failed its check; nothing was sent
     │   ├── CallConflictError     (ValueError)  a call id names a call of another request
     │   ├── CallNotFoundError    (LookupError)  no call with that id
     │   ├── SettingsError         (ValueError)  a connection setting is wrong
@@ -82,6 +85,7 @@ __all__ = [
     "InvalidInputRequestError",
     "InvalidInvocationError",
     "InvalidOutputError",
+    "InvalidPolicyError",
     "InvalidPrincipalError",
     "InvalidRegistryError",
     "InvalidRequestError",
@@ -182,6 +186,12 @@ class InvalidPrincipalError(_SentinelError):
     """A :class:`~scope_tool.Principal` (who a call acts for) is malformed."""
 
     sentinel = "tool: invalid principal"
+
+
+class InvalidPolicyError(_SentinelError):
+    """An :class:`~scope_tool.ApprovalPolicy` (who must answer a question) is malformed."""
+
+    sentinel = "tool: invalid policy"
 
 
 class InputValidationPanicError(ToolError):

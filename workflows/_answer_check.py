@@ -33,7 +33,7 @@ from scope_tool._schema_check import CheckOutcome
 from scope_tool.wire import STAGE_ANSWER, AnswerInput, CheckAnswerResult, ToolCallInput
 from scope_tool.wire._status import AnswerRecord, PendingInput, Phase
 from scope_tool.wire.errors import RefusalDetail, RefusalReason
-from scope_tool.wire.identity import IdentityError, token_claims, verify_token
+from scope_tool.wire.identity import IdentityError, token_claims, token_subject, verify_token
 
 __all__ = [
     "MAX_REFUSAL_TEXT",
@@ -133,6 +133,8 @@ class CallState:
             arguments and the question); with it, an answer that would make that round's input
             too large for Temporal is refused as too large for this call.
         answered: The answers accepted so far, by request id.
+        voted: Under a quorum policy, who has voted on the pending question's current
+            arguments (they may not vote again: ``duplicate_voter``).
     """
 
     call: ToolCallInput
@@ -141,6 +143,7 @@ class CallState:
     pending_request: InputRequest | None
     carried: int | None = None
     answered: Mapping[str, AnswerRecord]
+    voted: frozenset[str] = frozenset()
 
 
 Verdict = Accepted | Refused | Unchecked
@@ -249,7 +252,7 @@ class AnswerCheck:
         call_id, phase, request_id = state.call.call_id, state.phase, answer.request_id
         if request_id is not None and request_id in state.answered:
             previous = state.answered[request_id]
-            if _same_text(previous.response, answer):
+            if _same_text(previous.response, answer) and _same_voter(previous, answer):
                 return Accepted(
                     request_id=request_id,
                     duplicate=True,
@@ -289,6 +292,9 @@ class AnswerCheck:
         if isinstance(who, Refused):
             return who
         answered_by, verified, channel = who
+        vote_refused = self._voter(answered_by)
+        if vote_refused is not None:
+            return vote_refused
         too_large = self._too_large(answer)
         if too_large is not None:
             return too_large
@@ -357,6 +363,35 @@ class AnswerCheck:
             )
         return answered_by, verified, channel
 
+    def _voter(self, answered_by: str | None) -> Refused | None:
+        """Under a quorum policy: the refusal of an unnamed, unlisted or repeated voter."""
+        call = self._state.call
+        policy = call.policy
+        if policy is None or not policy.is_quorum:
+            return None
+        if answered_by is None:
+            return self._refuse(
+                RefusalReason.NOT_ALLOWED,
+                f"call {call.call_id!r} decides by a vote of {policy.quorum}: say who votes"
+                " (answered_by, or an identity token)",
+                allowed=policy.eligible,
+            )
+        eligible = policy.eligible
+        if eligible and answered_by not in eligible:
+            return self._refuse(
+                RefusalReason.NOT_ALLOWED,
+                f"{answered_by!r} may not vote on call {call.call_id!r}; voters:"
+                f" {', '.join(eligible)}",
+                allowed=eligible,
+            )
+        if answered_by in self._state.voted:
+            return self._refuse(
+                RefusalReason.DUPLICATE_VOTER,
+                f"{answered_by!r} has already voted on this question of call {call.call_id!r};"
+                " each voter votes once",
+            )
+        return None
+
     def _too_large(self, answer: AnswerInput) -> Refused | None:
         """The size refusals: a text that never arrived, over the I-JSON limit, or the round's."""
         call_id = self._state.call.call_id
@@ -418,6 +453,17 @@ def _same_text(accepted: bytes, answer: AnswerInput) -> bool:
     if answer.response_digest is None:
         return accepted == answer.response
     return hashlib.sha256(accepted).hexdigest() == answer.response_digest
+
+
+def _same_voter(previous: AnswerRecord, answer: AnswerInput) -> bool:
+    """Whether ``answer`` may be a repeat of ``previous``: always for a single answer; for a
+    vote, only by one of the voters who decided (another voter's vote is too late)."""
+    if not previous.voters:
+        return True
+    claimed = answer.answered_by
+    if answer.identity_token is not None:
+        claimed = token_subject(answer.identity_token) or claimed
+    return claimed in previous.voters
 
 
 def _invalid_json(refuse: Callable[..., Refused], verdict: CheckAnswerResult) -> Refused:

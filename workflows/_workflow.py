@@ -67,11 +67,13 @@ with workflow.unsafe.imports_passed_through():
         FIRST_STOP,
         NOT_SERVED_HERE,
         PHASE_KEY,
+        REEVALUATE_RULES,
         ROUND_RUNNING,
         STAGE_ANSWER,
         STATUS,
         TOOL_KEY,
         UNSERVED_TOOL,
+        WITHDRAW_QUESTION,
         WORKFLOW_NAME,
         AnnounceInput,
         AnswerInput,
@@ -80,6 +82,8 @@ with workflow.unsafe.imports_passed_through():
         CheckAnswerInput,
         CheckAnswerResult,
         NotifyInput,
+        ReevaluateInput,
+        ReevaluateReceipt,
         RoundCancelled,
         RoundCompleted,
         RoundErrored,
@@ -89,6 +93,8 @@ with workflow.unsafe.imports_passed_through():
         RoundResult,
         StagedAnswer,
         ToolCallInput,
+        WithdrawInput,
+        WithdrawReceipt,
         contract_queue,
         request_digest,
         tool_queue,
@@ -120,6 +126,17 @@ with workflow.unsafe.imports_passed_through():
         encoded_size,
     )
     from scope_tool.workflows._notices import Notices, describe
+    from scope_tool.workflows._policy import (
+        RULE_ANSWERER_PREFIX,
+        Ballot,
+        expiry_answer,
+        reevaluation,
+        rule_answer,
+        rule_decision,
+        rule_verdict_text,
+        withdrawal_refusal,
+        withdrawn_message,
+    )
 
 __all__ = ["ToolCallWorkflow"]
 
@@ -192,6 +209,8 @@ class ToolCallWorkflow:
         self._round = 0
         self._tool_ran = False  # a worker serving the tool returned a round (metric_tool)
         self._question: _Question | None = None
+        self._ballot: Ballot | None = None  # the votes on the question (a quorum policy)
+        self._rule_verdict = ""  # what the policy's rules said of the question
         self._answer: AnswerRecord | None = None
         self._answers: dict[str, AnswerRecord] = {}
         self._refused: list[RefusedAnswer] = []
@@ -265,11 +284,13 @@ class ToolCallWorkflow:
                     if self._contract_digest is None:
                         self._contract_digest = result.contract_digest
                     answer = await self._wait_for_answer(result.input_request)
+                    if self._outcome is not None:  # withdrawn while it waited
+                        return self._outcome
                     if answer is None:
-                        return self._finish(
-                            Phase.EXPIRED,
-                            message=f"no answer to {self._round_request_id()} before the deadline",
-                        )
+                        expired = self._expired()
+                        if isinstance(expired, str):
+                            return self._finish(Phase.EXPIRED, message=expired)
+                        answer = expired
                     # The next round re-enters the tool with the question and its answer, on
                     # the contract that asked.
                     round_input = replace(
@@ -422,10 +443,24 @@ class ToolCallWorkflow:
             carried=encoded_size(call.arguments) + encoded_size(input_request),
         )
         self._answer = None
+        self._ballot = Ballot.open(call.policy, pending.request_id)
+        verdict = rule_decision(call, pending)
+        self._rule_verdict = rule_verdict_text(call, verdict)
+        decided = rule_answer(call, verdict)
+        if decided is not None and verdict is not None and verdict.rule is not None:
+            # A rule decides before anyone is asked: recorded as the answer, with its reason.
+            return self._take(
+                AnswerRecord(
+                    request_id=pending.request_id,
+                    round=self._round,
+                    response=decided,
+                    answered_by=f"{RULE_ANSWERER_PREFIX}{verdict.rule.name}",
+                    answered_at=asked_at,
+                    reason=verdict.reason,
+                )
+            )
         self._set_phase(Phase.AWAITING_INPUT)
-        workflow.set_current_details(
-            waiting_details(tool=call.tool, call_id=call.call_id, pending=pending)
-        )
+        self._show_waiting()
         self._notify("awaiting_input")
         if call.channels:
             self._notices.announce(
@@ -443,10 +478,44 @@ class ToolCallWorkflow:
                 round_number=self._round,
             )
         try:
-            await workflow.wait_condition(lambda: self._answer is not None, timeout=timeout)
+            await workflow.wait_condition(
+                lambda: self._answer is not None or self._outcome is not None, timeout=timeout
+            )
         except TimeoutError:
             return None
         return self._answer
+
+    def _expired(self) -> AnswerRecord | str:
+        """At the deadline: the policy's default answer (taken, recorded), else why EXPIRED."""
+        expired = f"no answer to {self._round_request_id()} before the deadline"
+        question = self._question
+        if question is None:
+            return expired
+        default = expiry_answer(
+            self._call,
+            question.pending,
+            question.request,
+            at=workflow.now(),
+            round_number=self._round,
+        )
+        if default is None:
+            return expired
+        if isinstance(default, str):
+            return default
+        return self._take(default)
+
+    def _show_waiting(self) -> None:
+        """The Web UI's details while the call waits: the question (and the votes so far)."""
+        if self._question is None:
+            return
+        workflow.set_current_details(
+            waiting_details(
+                tool=self._call.tool,
+                call_id=self._call.call_id,
+                pending=self._question.pending,
+                tally=self._ballot.tally().text() if self._ballot is not None else "",
+            )
+        )
 
     @property
     def _pending(self) -> PendingInput | None:
@@ -531,6 +600,7 @@ class ToolCallWorkflow:
                 pending_request=question.request if question is not None else None,
                 carried=question.carried if question is not None else None,
                 answered=self._answers,
+                voted=self._ballot.voters() if self._ballot is not None else frozenset(),
             ),
             max_bytes=max_bytes,
         )
@@ -661,6 +731,23 @@ class ToolCallWorkflow:
             verified=verdict.verified,
             channel=verdict.channel,
         )
+        if self._ballot is not None:
+            voted = self._vote(record)
+            if isinstance(voted, AnswerReceipt):
+                return voted
+            record = voted
+        if self._rule_verdict:
+            record = replace(record, rule_verdict=self._rule_verdict)
+        self._take(record)
+        return AnswerReceipt(
+            request_id=record.request_id,
+            round=record.round,
+            voters=record.voters,
+            tally=self._ballot.tally().text() if self._ballot is not None else "",
+        )
+
+    def _take(self, record: AnswerRecord) -> AnswerRecord:
+        """The question is answered by ``record``: keep it, and run the next round."""
         self._answers[record.request_id] = record
         self._answer = record
         self._question = None
@@ -671,7 +758,44 @@ class ToolCallWorkflow:
         # phase after it, so a quick round costs no search-attribute write.
         self._set_phase(Phase.RUNNING, shown=not self._call.running_shown_late)
         workflow.set_current_details(running_details(self._call.tool, self._round + 1))
-        return AnswerReceipt(request_id=record.request_id, round=record.round)
+        return record
+
+    def _vote(self, answer: AnswerRecord) -> AnswerRecord | AnswerReceipt:
+        """Cast an accepted answer as a vote (see ``scope_tool.workflows._policy``): the
+        receipt of a vote that leaves the question waiting, or the record that decides it."""
+        ballot, question = self._ballot, self._question
+        assert ballot is not None
+        assert question is not None
+        assert answer.answered_by is not None
+        cast = ballot.cast(
+            voter=answer.answered_by,
+            response=answer.response,
+            verified=answer.verified,
+            at=answer.answered_at,
+        )
+        if ballot.request_id != question.pending.request_id:
+            # An edit: the vote restarts on the new arguments, under a new request id.
+            self._question = replace(
+                question, pending=replace(question.pending, request_id=ballot.request_id)
+            )
+        decisive = cast.decisive
+        if decisive is None:
+            self._show_waiting()
+            return AnswerReceipt(
+                request_id=answer.request_id,
+                round=answer.round,
+                decided=False,
+                voters=cast.tally.agreed,
+                tally=cast.tally.text(),
+            )
+        return replace(
+            answer,
+            request_id=ballot.request_id,
+            response=decisive.response,
+            answered_by=decisive.voter,
+            verified=decisive.verified,
+            voters=(decisive.voter,) if cast.tally.denied else cast.tally.agreed,
+        )
 
     @workflow.update(name=ANSWER)
     async def answer(self, answer: AnswerInput) -> AnswerReceipt:
@@ -811,6 +935,76 @@ class ToolCallWorkflow:
             del self._refused[0]
             self._refused_dropped += 1
 
+    @workflow.update(name=WITHDRAW_QUESTION)
+    async def withdraw_question(self, withdrawal: WithdrawInput) -> WithdrawReceipt:
+        """Withdraw the pending question: the call ends WITHDRAWN (not a denial)."""
+        pending = self._pending
+        refused = withdrawal_refusal(
+            self._call.call_id,
+            self._phase,
+            pending.request_id if pending is not None else None,
+            withdrawal,
+        )
+        if refused is not None or pending is None:
+            raise _withdrawal_rejection(refused)
+        message = withdrawn_message(withdrawal, pending.request_id)
+        self._finish(
+            Phase.WITHDRAWN,
+            output=Output.text_output(f"withdrawn: {withdrawal.reason}"),
+            message=message,
+        )
+        return WithdrawReceipt(request_id=pending.request_id)
+
+    @withdraw_question.validator
+    def validate_withdraw_question(self, withdrawal: WithdrawInput) -> None:
+        """Refuse a withdrawal with no reason, of no question, or of another question."""
+        pending = self._pending
+        refused = withdrawal_refusal(
+            self._call.call_id,
+            self._phase,
+            pending.request_id if pending is not None else None,
+            withdrawal,
+        )
+        if refused is not None:
+            raise _withdrawal_rejection(refused)
+
+    @workflow.update(name=REEVALUATE_RULES)
+    def reevaluate_rules(self, request: ReevaluateInput) -> ReevaluateReceipt:
+        """Apply an operator's rules to the pending approval question (recorded in history)."""
+        pending = self._pending
+        found = self._reevaluation(request)
+        if isinstance(found[0], RefusalReason) or pending is None:
+            raise _rule_rejection(found)
+        text, record = found
+        assert isinstance(text, str)
+        self._rule_verdict = text
+        if isinstance(record, AnswerRecord):
+            self._take(record)
+        else:
+            self._show_waiting()
+        return ReevaluateReceipt(
+            request_id=pending.request_id, verdict=text, decided=record is not None
+        )
+
+    @reevaluate_rules.validator
+    def validate_reevaluate_rules(self, request: ReevaluateInput) -> None:
+        """Refuse a re-evaluation of no question, or of a question that is not an approval."""
+        found = self._reevaluation(request)
+        if isinstance(found[0], RefusalReason):
+            raise _rule_rejection(found)
+
+    def _reevaluation(
+        self, request: ReevaluateInput
+    ) -> tuple[str, AnswerRecord | None] | tuple[RefusalReason, str]:
+        return reevaluation(
+            self._call,
+            self._phase,
+            self._pending,
+            request,
+            at=workflow.now(),
+            round_number=self._round,
+        )
+
     @workflow.update(name=FIRST_STOP)
     async def first_stop(self) -> CallStatus:
         """Wait until the call stops (ended, or waiting for a person) and return its status.
@@ -855,6 +1049,10 @@ class ToolCallWorkflow:
             principal=self._call.principal,
             require_verified=self._call.require_verified,
             route=self._route,
+            policy=self._call.policy,
+            votes=self._ballot.votes if self._ballot is not None else (),
+            tally=self._ballot.tally().text() if self._ballot is not None else "",
+            rule_verdict=self._rule_verdict,
         )
 
 
@@ -866,6 +1064,20 @@ def _rejection(refused: Refused) -> ApplicationError:
         type="AnswerRejected",
         non_retryable=True,
     )
+
+
+def _rule_rejection(
+    found: tuple[str, AnswerRecord | None] | tuple[RefusalReason, str],
+) -> ApplicationError:
+    reason, message = found
+    if not isinstance(reason, RefusalReason) or not isinstance(message, str):
+        reason, message = RefusalReason.NOT_WAITING, "the call is not waiting for input"
+    return ApplicationError(message, reason.value, type="ReevaluateRefused", non_retryable=True)
+
+
+def _withdrawal_rejection(refused: tuple[RefusalReason, str] | None) -> ApplicationError:
+    reason, message = refused or (RefusalReason.NOT_WAITING, "the call is not waiting for input")
+    return ApplicationError(message, reason.value, type="WithdrawalRefused", non_retryable=True)
 
 
 def _not_taken_here(err: ActivityError) -> bool:

@@ -32,6 +32,7 @@ _EMPTY: dict[Phase, str] = {
 _SENTENCES: dict[Phase, str] = {
     Phase.EXPIRED: "The tool call expired: nobody answered its question before the deadline.",
     Phase.CANCELLED: "The tool call was cancelled before it finished.",
+    Phase.WITHDRAWN: "The tool call's question was withdrawn before anyone answered it.",
     Phase.ERRORED: "The tool call ended with an internal error; its outcome is unknown.",
 }
 

@@ -22,8 +22,10 @@ from scope_tool.cli._calls import (
     run_call,
     run_cancel,
     run_pending,
+    run_reevaluate,
     run_result,
     run_status,
+    run_withdraw,
 )
 from scope_tool.cli._codec import run_codec_server
 from scope_tool.cli._dev import run_dev
@@ -46,6 +48,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] =
     "pending": run_pending,
     "result": run_result,
     "cancel": run_cancel,
+    "withdraw": run_withdraw,
+    "reevaluate": run_reevaluate,
     "inbox": run_inbox,
     "history": run_history,
     "tools": run_tools,

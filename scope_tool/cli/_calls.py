@@ -34,9 +34,19 @@ from scope_tool.serving._connection import connect, connection_flags, settings_f
 from scope_tool.serving._errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError
 
 if TYPE_CHECKING:
+    from scope_tool import ApprovalPolicy
     from scope_tool.client import CallOutcome, CallStatus, ToolCallHandle, ToolCalls, WorkerWait
 
-__all__ = ["run_answer", "run_call", "run_cancel", "run_pending", "run_result", "run_status"]
+__all__ = [
+    "run_answer",
+    "run_call",
+    "run_cancel",
+    "run_pending",
+    "run_reevaluate",
+    "run_result",
+    "run_status",
+    "run_withdraw",
+]
 
 _FIRST_POLL_SECONDS = 0.1
 _MAX_POLL_SECONDS = 1.0
@@ -129,6 +139,7 @@ async def run_call(args: argparse.Namespace) -> int:
         raise CommandError(f"--timeout must be positive, got {args.timeout}", exit_code=EXIT_USAGE)
     call_id: str = args.id or f"{args.name}-{uuid.uuid4().hex[:12]}"
     principal = parse_principal(args.acting_for) if args.acting_for else None
+    policy = _policy_argument(args.policy) if args.policy else None
     calls = await connect(settings_from_args(args))
     await require_served(calls, args.name)  # before anything starts
     await require_admissible_arguments(calls, args.name, arguments)
@@ -146,6 +157,7 @@ async def run_call(args: argparse.Namespace) -> int:
             principal=principal,
             require_verified=args.require_verified,
             channels=tuple(args.channel),
+            policy=policy,
         )
     except CallConflictError as error:  # a refusal (exit 1): the command line itself is fine
         raise CommandError(str(error)) from None
@@ -347,6 +359,62 @@ def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+async def _answer_batch(args: argparse.Namespace, response: bytes) -> int:
+    """``scope-tool answer ID ID... JSON``: one checked batch (see ``ToolCalls.answer_batch``)."""
+    from scope_tool.client import BatchItem, BatchRefusedError
+
+    pinned: dict[str, str] = {}
+    for request_id in args.request_id:
+        call_id = request_id.rpartition("/")[0]
+        if call_id not in args.call_ids or call_id in pinned:
+            raise CommandError(
+                f"--request-id {request_id} names no call of the batch (or one named already);"
+                " a request id is CALL_ID/rN",
+                exit_code=EXIT_USAGE,
+            )
+        pinned[call_id] = request_id
+    items = [BatchItem(call_id=each, request_id=pinned.get(each)) for each in args.call_ids]
+    calls = await connect(settings_from_args(args))
+    try:
+        receipt = await calls.answer_batch(
+            items,
+            response,
+            answered_by=args.by or (None if args.token else _default_identity()),
+            identity_token=args.token,
+        )
+    except BatchRefusedError as refused:
+        lines = [f"  {each.call_id}: {each.reason} ({each.message})" for each in refused.problems]
+        raise CommandError(
+            f"batch of {len(items)} refused, nothing was written;"
+            f" {len(refused.problems)} call(s) failed the check:",
+            details="\n".join(lines),
+        ) from None
+    except ValueError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+    for call_id, each in receipt.receipts:
+        what = "vote recorded" if not each.decided else "answer accepted"
+        _print(f"{what} by call {call_id} (request {each.request_id})")
+    for problem in receipt.refused:
+        _print(
+            f"refused after the check by call {problem.call_id}: {problem.reason}"
+            f" ({problem.message})"
+        )
+    _print(
+        f"batch of {len(items)}: {len(receipt.receipts)} answered, {len(receipt.refused)} refused"
+    )
+    return EXIT_OK if not receipt.refused else EXIT_FAILED
+
+
+def _policy_argument(text: str) -> ApprovalPolicy:
+    """``--policy JSON`` as an ``ApprovalPolicy``, or the usage error naming what is wrong."""
+    from scope_tool import ApprovalPolicy, InvalidPolicyError
+
+    try:
+        return ApprovalPolicy.from_json_dict(json.loads(_parse_json(text, "--policy")))
+    except InvalidPolicyError as error:
+        raise CommandError(f"--policy: {error}", exit_code=EXIT_USAGE) from None
+
+
 async def run_answer(args: argparse.Namespace) -> int:
     """Send the answer through the facade and print its verdict.
 
@@ -361,10 +429,19 @@ async def run_answer(args: argparse.Namespace) -> int:
         encode_answer,
     )
 
+    args.call_id = args.call_ids[0]
     try:
         response = encode_answer(_text_argument(args.response, "JSON"), call_id=args.call_id)
     except AnswerRejectedError as refusal:
         raise CommandError(refusal_line(refusal), exit_code=EXIT_USAGE) from None
+    if len(args.call_ids) > 1:
+        return await _answer_batch(args, response)
+    if len(args.request_id) > 1:
+        raise CommandError(
+            "one call takes one --request-id (several are for a batch of calls)",
+            exit_code=EXIT_USAGE,
+        )
+    args.request_id = args.request_id[0] if args.request_id else None
     calls = await connect(settings_from_args(args))
     handle = calls.get(args.call_id)
     try:
@@ -384,7 +461,14 @@ async def run_answer(args: argparse.Namespace) -> int:
         raise CommandError(f"no call with id {args.call_id!r}") from None
     except Exception as error:
         raise CommandError(f"cannot answer call {args.call_id}: {error}") from None
-    _print(f"answer accepted by call {args.call_id} (request {receipt.request_id})")
+    if not receipt.decided:
+        _print(
+            f"vote recorded by call {args.call_id} (request {receipt.request_id}): {receipt.tally}"
+        )
+    else:
+        _print(f"answer accepted by call {args.call_id} (request {receipt.request_id})")
+        if receipt.voters:
+            _print(f"decided by the votes of {', '.join(receipt.voters)}")
     _print(f"see what happens next: scope-tool status {args.call_id}")
     return EXIT_OK
 
@@ -449,3 +533,47 @@ async def run_cancel(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot cancel call {args.call_id}: {error}") from None
     _print(f"cancellation requested for call {args.call_id}")
     return EXIT_OK
+
+
+async def run_withdraw(args: argparse.Namespace) -> int:
+    """Withdraw the pending question of a call; it ends WITHDRAWN (not a denial)."""
+    from scope_tool.client import CallNotFoundError, WithdrawalRefusedError
+
+    reason = _text_argument(args.reason, "--reason")
+    calls = await connect(settings_from_args(args))
+    handle = calls.get(args.call_id)
+    try:
+        receipt = await handle.withdraw(
+            reason, withdrawn_by=args.by or _default_identity(), request_id=args.request_id
+        )
+    except WithdrawalRefusedError as refusal:
+        raise CommandError(f"withdrawal refused ({refusal.reason}): {refusal.message}") from None
+    except ValueError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+    except CallNotFoundError:
+        raise CommandError(f"no call with id {args.call_id!r}") from None
+    _print(f"withdrew request {receipt.request_id} of call {args.call_id}: it ends WITHDRAWN")
+    return EXIT_OK
+
+
+async def run_reevaluate(args: argparse.Namespace) -> int:
+    """Apply ``--rules`` to each call's pending approval question (see ``handle.reevaluate``)."""
+    from scope_tool.client import ToolCallsError
+
+    policy = _policy_argument(args.rules)
+    if not policy.rules:
+        raise CommandError("--rules names no rules", exit_code=EXIT_USAGE)
+    calls = await connect(settings_from_args(args))
+    failed = False
+    for call_id in args.call_ids:
+        try:
+            receipt = await calls.get(call_id).reevaluate(
+                policy.rules, by=args.by or _default_identity()
+            )
+        except ToolCallsError as error:
+            print(f"{call_id}: {error}", file=sys.stderr, flush=True)
+            failed = True
+            continue
+        what = "decided" if receipt.decided else "still waiting"
+        _print(f"{call_id} ({receipt.request_id}): {what}: {receipt.verdict}")
+    return EXIT_FAILED if failed else EXIT_OK

@@ -172,6 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("email", "slack"),
         help="also send each question by email or to Slack (repeatable; docs/channels.md)",
     )
+    call.add_argument(
+        "--policy",
+        metavar="JSON",
+        help='how questions are decided, e.g. \'{"quorum": 2, "voters": ["alice", "bob", "carol"]}\''
+        " (docs/approvals.md)",
+    )
     add_connection_arguments(call)
 
     tools = command(commands, "tools", "list the tools the running workers serve")
@@ -182,14 +188,27 @@ def build_parser() -> argparse.ArgumentParser:
     add_json_flag(status)
     add_connection_arguments(status)
 
-    answer = call_command(commands, "answer", "answer the question a call is waiting on")
+    answer = command(
+        commands, "answer", "answer the question a call is waiting on (several: one batch)"
+    )
+    answer.add_argument(
+        "call_ids",
+        metavar="ID",
+        nargs="+",
+        help="the call's id; several ids decide them as one batch, checked before any is sent",
+    )
     answer.add_argument(
         "response",
         metavar="JSON",
         help="the answer, e.g. true or '{\"ok\":1}' (- reads it from standard input)",
     )
     answer.add_argument("--by", help="who answers (recorded; default: your user name)")
-    answer.add_argument("--request-id", help="answer only if this question is still pending")
+    answer.add_argument(
+        "--request-id",
+        action="append",
+        default=[],
+        help="answer only if this question is still pending (repeatable in a batch: one per call)",
+    )
     add_env_option(
         answer,
         "--token",
@@ -211,6 +230,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     cancel = call_command(commands, "cancel", "cancel a running or waiting call")
     add_connection_arguments(cancel)
+
+    reevaluate = command(
+        commands,
+        "reevaluate",
+        "apply changed rules to waiting calls' approval questions (recorded; may decide them)",
+    )
+    reevaluate.add_argument("call_ids", metavar="ID", nargs="+", help="the calls' ids")
+    reevaluate.add_argument(
+        "--rules",
+        required=True,
+        metavar="JSON",
+        help='a policy\'s rules as JSON: \'{"rules": [{"name": ..., "effect": "allow", ...}]}\'',
+    )
+    reevaluate.add_argument("--by", help="who re-evaluates (default: the login name)")
+    add_connection_arguments(reevaluate)
+
+    withdraw = call_command(
+        commands, "withdraw", "withdraw a waiting call's question (ends WITHDRAWN, not a denial)"
+    )
+    withdraw.add_argument(
+        "--reason", required=True, help="why (shown everywhere, and to the model)"
+    )
+    withdraw.add_argument("--by", help="who withdraws (default: the login name)")
+    withdraw.add_argument("--request-id", help="the question withdrawn (default: the pending one)")
+    add_connection_arguments(withdraw)
 
     add_history_parser(commands)
     add_token_parser(commands)

@@ -189,6 +189,19 @@ def render_status(status: CallStatus, *, connection: str = "") -> str:
         ]
         if status.allowed_answerers:
             rows.append(("who may answer", ", ".join(status.allowed_answerers)))
+        if status.rule_verdict:
+            rows.append(("rules", status.rule_verdict))
+        if status.tally:
+            rows.append(("votes", status.tally))
+            rows += [
+                (
+                    "vote",
+                    f"{vote.voter}: {vote.kind}"
+                    + (" (verified)" if vote.verified else "")
+                    + (" (superseded by an edit)" if vote.superseded else ""),
+                )
+                for vote in status.votes
+            ]
         if approval is not None:
             rows += _decision_rows(status, approval, connection=connection)
         else:
@@ -213,7 +226,10 @@ def render_status(status: CallStatus, *, connection: str = "") -> str:
                 f"answer {number}",
                 f"{text} by {escaped_controls(answer_fields['answered_by'] or '-')}"
                 + (" (verified)" if answer.verified else "")
-                + (f" through {escaped_controls(answer.channel)}" if answer.channel else ""),
+                + (f" through {escaped_controls(answer.channel)}" if answer.channel else "")
+                + (f" (votes of {', '.join(answer.voters)})" if answer.voters else "")
+                + (f" ({answer.reason})" if answer.reason else "")
+                + (f" [rules: {answer.rule_verdict}]" if answer.rule_verdict else ""),
             )
         )
     if status.outcome is not None:

@@ -15,6 +15,12 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from scope_tool.client._answer_text import AnswerText, encode_answer
+    from scope_tool.client._batch import (
+        BatchItem,
+        BatchProblem,
+        BatchReceipt,
+        BatchRefusedError,
+    )
     from scope_tool.client._client import UNSERVED_TIMEOUT_NOW, CallOptions, ToolCalls
     from scope_tool.client._handle import ToolCallHandle
     from scope_tool.client._routing import ToolInfo
@@ -23,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
         ScopeToolPayloadConverter,
         with_scope_tool_converter,
     )
-    from scope_tool.wire import AnswerReceipt
+    from scope_tool.wire import AnswerReceipt, WithdrawReceipt
     from scope_tool.wire._approval_prompt import ApprovalQuestion, read_approval
     from scope_tool.wire._prompt import Prompt, json_value, read_prompt
     from scope_tool.wire._status import (
@@ -44,6 +50,7 @@ with workflow.unsafe.imports_passed_through():
         RefusalDetail,
         RefusalReason,
         ToolCallsError,
+        WithdrawalRefusedError,
     )
 
 __all__ = [
@@ -54,6 +61,10 @@ __all__ = [
     "AnswerRejectedError",
     "AnswerText",
     "ApprovalQuestion",
+    "BatchItem",
+    "BatchProblem",
+    "BatchReceipt",
+    "BatchRefusedError",
     "CallConflictError",
     "CallNotFoundError",
     "CallOptions",
@@ -72,6 +83,8 @@ __all__ = [
     "ToolCalls",
     "ToolCallsError",
     "ToolInfo",
+    "WithdrawReceipt",
+    "WithdrawalRefusedError",
     "WorkerWait",
     "encode_answer",
     "json_value",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
 from temporalio.client import (
     Client,
@@ -26,9 +26,10 @@ from temporalio.client import (
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
-from scope_tool import Principal, Request, current_principal, wire
+from scope_tool import ApprovalPolicy, Principal, Request, current_principal, wire
 from scope_tool._read_only import ReadOnly
-from scope_tool.client._answer_text import is_short_text
+from scope_tool.client._answer_text import AnswerText, encode_answer, is_short_text
+from scope_tool.client._batch import BatchItem, BatchReceipt, answer_batch
 from scope_tool.client._closed import closed_phase, phase_clause, summary_phase
 from scope_tool.client._first_stop import (
     WorkerWaitReport,
@@ -48,6 +49,7 @@ from scope_tool.config.settings import (
 )
 from scope_tool.config.tracing import client_tracing_interceptors
 from scope_tool.config.webhook import allowed_from_environment, check_destination, parse_allowed
+from scope_tool.errors import InvalidPolicyError
 from scope_tool.wire._status import CallOutcome, CallStatus, CallSummary, Phase
 from scope_tool.wire.errors import (
     CallConflictError,
@@ -70,6 +72,7 @@ class CallOptions(TypedDict, total=False):
     answer_timeout: timedelta | None
     allowed_answerers: Sequence[str]
     notify_url: str | None
+    policy: ApprovalPolicy | None
     principal: Principal | None
     require_verified: bool
     channels: Sequence[str]
@@ -201,6 +204,8 @@ class ToolCalls:
             channels: where each question is also sent when the call starts waiting:
                 ``"email"`` (one message per allowed answerer, a link per decision) and/or
                 ``"slack"`` (a message with a button per decision); see docs/channels.md.
+            policy: how each question is decided (:class:`~scope_tool.ApprovalPolicy`, e.g. a
+                quorum of distinct voters); ``None``: the first accepted answer decides.
 
         Raises:
             ValueError: an argument is malformed (nothing was started).
@@ -281,6 +286,11 @@ class ToolCalls:
                 f"channels must be a sequence of {', '.join(map(repr, wire.CHANNELS))},"
                 f" got {channels!r}"
             )
+        policy = options.get("policy")
+        if policy is not None and not isinstance(policy, ApprovalPolicy):
+            raise InvalidPolicyError(
+                f"policy must be a scope_tool.ApprovalPolicy, not {type(policy).__name__}"
+            )
         if not isinstance(request, Request):
             raise TypeError(f"request must be a scope_tool.Request, not {type(request).__name__}")
         if not isinstance(call_id, str) or not call_id.strip():
@@ -306,6 +316,13 @@ class ToolCalls:
             raise ValueError(
                 f"allowed_answerers must be a sequence of non-empty strings, got {allowed_answerers!r}"
             )
+        if policy is not None and answerers:
+            outside = [each for each in policy.eligible if each not in answerers]
+            if outside:
+                raise InvalidPolicyError(
+                    f"the policy names voters the call's allowed_answerers leave out:"
+                    f" {', '.join(outside)}"
+                )
         if notify_url is not None and not notify_url.startswith(("http://", "https://")):
             raise ValueError(f"notify_url must be an http:// or https:// URL, got {notify_url!r}")
         if notify_url is not None:
@@ -330,6 +347,7 @@ class ToolCalls:
             principal=principal,
             require_verified=require_verified,
             channels=tuple(dict.fromkeys(channels)),
+            policy=policy,
             routed=True,
             eager_rounds=True,
             running_shown_late=True,
@@ -369,6 +387,37 @@ class ToolCalls:
                 call_id, existing_tool=existing.tool, same_tool=True, other_principal=True
             )
         return ToolCallHandle(attached.workflow_handle, attached=True, client=self._client)
+
+    async def answer_batch(
+        self,
+        items: Sequence[BatchItem],
+        response: Any,
+        *,
+        answered_by: str | None = None,
+        identity_token: str | None = None,
+    ) -> BatchReceipt:
+        """Give one answer to several waiting calls, checked first as one batch.
+
+        Every call is checked before anything is sent (its request still the pending one, the
+        actor allowed on it, the answer valid for its question); if any fails, nothing is
+        written and :class:`BatchRefusedError` names each call that failed. Otherwise each call
+        gets its own request-bound answer, as :meth:`ToolCallHandle.answer` sends it.
+
+        Args:
+            items: the calls, each with the question the actor saw (``BatchItem(call_id,
+                request_id)``; ``request_id`` ``None``: the one pending now).
+            response: the answer, as for :meth:`ToolCallHandle.answer`.
+            answered_by: who answers (a voter, on quorum calls).
+            identity_token: a signed identity token, as for :meth:`ToolCallHandle.answer`.
+
+        Raises:
+            BatchRefusedError: a call failed the check; no answer was sent.
+            ValueError: no items, too many (over 500) or a call named twice.
+        """
+        raw = response if isinstance(response, AnswerText) else encode_answer(response, call_id="")
+        return await answer_batch(
+            self.get, items, raw, answered_by=answered_by, identity_token=identity_token
+        )
 
     def get(self, call_id: str) -> ToolCallHandle:
         """A handle to the call ``call_id`` (no I/O; a missing call shows up on first use)."""

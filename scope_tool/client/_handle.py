@@ -8,6 +8,7 @@ verdict or raises it as :class:`~scope_tool.wire.errors.AnswerRejectedError` (re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any, TypedDict, Unpack
@@ -25,7 +26,7 @@ from temporalio.common import QueryRejectCondition
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from scope_tool import MAX_INPUT_BYTES, wire
+from scope_tool import MAX_INPUT_BYTES, Rule, wire
 from scope_tool._read_only import ReadOnly
 from scope_tool._text import control_character
 from scope_tool.client._answer_text import (
@@ -48,6 +49,7 @@ from scope_tool.wire.errors import (
     RefusalDetail,
     RefusalReason,
     ToolCallsError,
+    WithdrawalRefusedError,
 )
 from scope_tool.wire.identity import token_subject
 from scope_tool.workflows._answer_check import ROUND_INPUT_LIMIT, encoded_size
@@ -306,7 +308,12 @@ class ToolCallHandle:
     ) -> wire.AnswerReceipt:
         answered_by, identity_token = identity
         digest = text_digest(raw)
-        update_id = None if request_id is None else f"answer:{request_id}:{digest[:32]}"
+        # Who answers is part of the id: under a quorum policy two voters' identical answers
+        # are two votes (the same voter's retry is still the same update).
+        voter = text_digest(f"{answered_by or ''}\0{identity_token or ''}".encode())
+        update_id = (
+            None if request_id is None else f"answer:{request_id}:{digest[:32]}:{voter[:16]}"
+        )
         answer = wire.AnswerInput(
             response=raw,
             request_id=request_id,
@@ -406,6 +413,111 @@ class ToolCallHandle:
             raise ToolCallsError(
                 f"call {self._call_id!r} ended without an outcome: {err.cause}"
             ) from err
+
+    async def withdraw(
+        self, reason: str, *, withdrawn_by: str | None = None, request_id: str | None = None
+    ) -> wire.WithdrawReceipt:
+        """Withdraw the pending question: the call ends WITHDRAWN, which is not a denial.
+
+        The caller (the agent) or an operator withdraws a question nobody should answer any
+        more; ``reason`` is shown on every surface and to the model (the outcome's output is
+        ``withdrawn: REASON``), and later answers are refused ``finished``.
+
+        Args:
+            reason: why, in words (1 to 1000 characters).
+            withdrawn_by: who withdraws, recorded in the outcome's message.
+            request_id: the question withdrawn; ``None`` means the one pending now. With it, a
+                question answered or replaced meanwhile is refused ``stale_request``.
+
+        Raises:
+            WithdrawalRefusedError: no question is pending, the call has finished, or
+                ``request_id`` is not the pending one; nothing changed.
+            ValueError: ``reason`` or ``withdrawn_by`` is malformed (nothing was sent).
+        """
+        if not isinstance(reason, str) or not reason.strip() or len(reason) > 1000:
+            raise ValueError(f"reason must be text of 1 to 1000 characters, got {reason!r:.80}")
+        if withdrawn_by is not None and (
+            not is_short_text(withdrawn_by) or control_character(withdrawn_by) is not None
+        ):
+            raise ValueError(
+                f"withdrawn_by must be a short name without control characters,"
+                f" got {withdrawn_by!r:.80}"
+            )
+        withdrawal = wire.WithdrawInput(
+            reason=reason, withdrawn_by=withdrawn_by, request_id=request_id
+        )
+
+        async def send() -> wire.WithdrawReceipt:
+            receipt: wire.WithdrawReceipt = await self._workflow_handle.execute_update(
+                wire.WITHDRAW_QUESTION, withdrawal, result_type=wire.WithdrawReceipt
+            )
+            return receipt
+
+        try:
+            return await retry_while_busy(send)
+        except WorkflowUpdateFailedError as err:
+            cause = err.cause
+            if isinstance(cause, ApplicationError) and cause.type == "WithdrawalRefused":
+                details = cause.details
+                raise WithdrawalRefusedError(
+                    cause.message,
+                    reason=str(details[0]) if details else RefusalReason.NOT_WAITING.value,
+                    call_id=self._call_id,
+                ) from None
+            raise ToolCallsError(f"withdrawal from call {self._call_id!r} failed: {cause}") from err
+        except RPCError as err:
+            translated = self._translate(err, answering=True)
+            if isinstance(translated, AnswerRejectedError):
+                raise WithdrawalRefusedError(
+                    "the call has finished; there is nothing to withdraw",
+                    reason=RefusalReason.FINISHED,
+                    call_id=self._call_id,
+                ) from err
+            raise translated from err
+
+    async def reevaluate(
+        self, rules: Sequence[Rule], *, by: str | None = None
+    ) -> wire.ReevaluateReceipt:
+        """Apply ``rules`` to the call's pending approval question (an operator's command).
+
+        The call's own rules were fixed when it started, so a rule change never releases a
+        waiting call by itself; this does, on purpose, and is recorded in the call's history
+        with ``by``. A rule that allows or denies decides the question (``decided``); ``ask``
+        or no match leaves it waiting, with the new verdict in ``status().rule_verdict``.
+
+        Raises:
+            ToolCallsError: the call is not waiting on an approval question, or has finished
+                (nothing changed).
+        """
+        request = wire.ReevaluateInput(rules=tuple(rules), by=by)
+
+        async def send() -> wire.ReevaluateReceipt:
+            receipt: wire.ReevaluateReceipt = await self._workflow_handle.execute_update(
+                wire.REEVALUATE_RULES, request, result_type=wire.ReevaluateReceipt
+            )
+            return receipt
+
+        try:
+            return await retry_while_busy(send)
+        except WorkflowUpdateFailedError as err:
+            cause = err.cause
+            if isinstance(cause, ApplicationError) and cause.type == "ReevaluateRefused":
+                details = cause.details
+                reason = str(details[0]) if details else RefusalReason.NOT_WAITING.value
+                raise ToolCallsError(
+                    f"re-evaluation of call {self._call_id!r} refused ({reason}): {cause.message}"
+                ) from None
+            raise ToolCallsError(
+                f"re-evaluation of call {self._call_id!r} failed: {cause}"
+            ) from err
+        except RPCError as err:
+            translated = self._translate(err, answering=True)
+            if isinstance(translated, AnswerRejectedError):
+                raise ToolCallsError(
+                    f"re-evaluation of call {self._call_id!r} refused (finished): the call has"
+                    " finished"
+                ) from err
+            raise translated from err
 
     async def cancel(self) -> None:
         """Ask the call to stop; it ends CANCELLED (a running tool is cancelled first)."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, cast
@@ -38,14 +38,16 @@ from temporalio.client import WorkflowHandle
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode
 
-from scope_tool import InputRequest, Principal
+from scope_tool import ApprovalPolicy, InputRequest, Principal
 from scope_tool.wire import (
     ANSWER,
+    REEVALUATE_RULES,
     ROUND_ACTIVITIES,
     STAGE_ANSWER,
     AnswerInput,
     AnswerReceipt,
     CallToolInput,
+    ReevaluateInput,
     RoundInputRequested,
     RoundResult,
     StagedAnswer,
@@ -55,9 +57,18 @@ from scope_tool.wire._json_form import json_members
 from scope_tool.wire._questions import read_question
 from scope_tool.wire._staging import StagedTexts
 from scope_tool.wire._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
-from scope_tool.wire.errors import CallNotFoundError, ToolCallsError
+from scope_tool.wire.errors import CallNotFoundError, RefusalReason, ToolCallsError
 from scope_tool.wire.identity import token_claims
 from scope_tool.workflows._answer_check import Accepted, AnswerCheck, CallState, Unchecked
+from scope_tool.workflows._policy import (
+    EXPIRY_ANSWERER,
+    RULE_ANSWERER_PREFIX,
+    Ballot,
+    reevaluation,
+    rule_answer,
+    rule_decision,
+    rule_verdict_text,
+)
 
 __all__ = [
     "AnswerVia",
@@ -75,6 +86,10 @@ class AnswerVia(StrEnum):
 
     UPDATE = "update"
     SIGNAL = "signal"
+    RULE = "rule"
+    """Decided by a rule of the call's policy when the question was asked (no person)."""
+    POLICY = "policy"
+    """The policy's ``expiry_answer``, taken when the question's deadline passed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,11 +106,16 @@ class HistoryQuestion:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HistoryAnswer(AnswerRecord):
     """An answer the call accepted, and how it came (``duplicate``: an exact repeat, taken
-    without effect)."""
+    without effect).
+
+    Under a quorum policy each vote is one entry: ``decided`` is false for a vote that left
+    the question waiting, and the vote that decided it lists the agreeing ``voters``.
+    """
 
     client_identity: str
     via: AnswerVia
     duplicate: bool = False
+    decided: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,6 +148,7 @@ class CallHistory:
     allowed_answerers: tuple[str, ...] = ()
     principal: Principal | None = None
     require_verified: bool = False
+    policy: ApprovalPolicy | None = None
     questions: tuple[HistoryQuestion, ...] = ()
     answers: tuple[HistoryAnswer, ...] = ()
     refusals: tuple[HistoryRefusal, ...] = ()
@@ -148,6 +169,7 @@ class CallHistory:
             self,
             started_at=_iso(self.started_at),
             principal=principal_json(self.principal),
+            policy=self.policy.to_json_dict() if self.policy is not None else None,
             questions=[json_members(each, asked_at=_iso(each.asked_at)) for each in self.questions],
             answers=[
                 # A history always has the text: nothing is left out of it.
@@ -223,6 +245,9 @@ class _Walk:
         self.pending_request: InputRequest | None = None
         self.asked: tuple[int, InputRequest] | None = None  # committed at the next task
         self.answered: dict[str, AnswerRecord] = {}
+        self.ballot: Ballot | None = None
+        self.rule_verdict = ""
+        self.reevaluations: dict[str, tuple[ReevaluateInput, str]] = {}
         self.updates: dict[str, tuple[AnswerInput, str]] = {}
         self.staged = StagedTexts()
         self.questions: list[HistoryQuestion] = []
@@ -252,6 +277,8 @@ class _Walk:
                 asked_at=at,
             )
             self.phase = Phase.AWAITING_INPUT
+            assert self.call is not None
+            self.ballot = Ballot.open(self.call.policy, self.pending.request_id)
             self.questions.append(
                 HistoryQuestion(
                     request_id=self.pending.request_id,
@@ -261,10 +288,12 @@ class _Walk:
                     asked_at=at,
                 )
             )
+            self._rules(round_number, at)
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             scheduled = event.activity_task_scheduled_event_attributes
             if scheduled.activity_type.name in ROUND_ACTIVITIES:
                 round_input = await self._one(scheduled.input, CallToolInput)
+                self._expired(round_input, at)
                 self.rounds[event.event_id] = round_input.round
                 self.round = max(self.round, round_input.round)
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
@@ -289,8 +318,17 @@ class _Walk:
                     await self._one(update_request.input.args, AnswerInput)
                 )
                 self.updates[update_request.meta.update_id] = (answer, update_request.meta.identity)
+            elif update_request.input.name == REEVALUATE_RULES:
+                request = await self._one(update_request.input.args, ReevaluateInput)
+                self.reevaluations[update_request.meta.update_id] = (
+                    request,
+                    update_request.meta.identity,
+                )
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
             update_done = event.workflow_execution_update_completed_event_attributes
+            reevaluated = self.reevaluations.pop(update_done.meta.update_id, None)
+            if reevaluated is not None and update_done.outcome.HasField("success"):
+                self._reevaluated(*reevaluated, at=at)
             sent = self.updates.pop(update_done.meta.update_id, None)
             if sent is not None and update_done.outcome.HasField("success"):
                 receipt = await self._one(update_done.outcome.success, AnswerReceipt)
@@ -319,6 +357,81 @@ class _Walk:
         elif kind in _ENDINGS:
             self._end(_ENDINGS[kind], at)
 
+    def _rules(self, round_number: int, at: datetime) -> None:
+        """As the workflow does when it commits a question: a rule may decide it at once."""
+        assert self.call is not None
+        assert self.pending is not None
+        verdict = rule_decision(self.call, self.pending)
+        self.rule_verdict = rule_verdict_text(self.call, verdict)
+        decided = rule_answer(self.call, verdict)
+        if decided is None or verdict is None or verdict.rule is None:
+            return
+        entry = HistoryAnswer(
+            request_id=self.pending.request_id,
+            round=round_number,
+            response=decided,
+            answered_by=f"{RULE_ANSWERER_PREFIX}{verdict.rule.name}",
+            client_identity="",
+            answered_at=at,
+            via=AnswerVia.RULE,
+            reason=verdict.reason,
+        )
+        self.answered[entry.request_id] = entry
+        self.answers.append(entry)
+        self.pending = self.pending_request = None
+        self.phase = Phase.RUNNING
+
+    def _reevaluated(self, request: ReevaluateInput, identity: str, *, at: datetime) -> None:
+        """An operator's re-evaluation, decided as the workflow decided it."""
+        assert self.call is not None
+        found = reevaluation(
+            self.call, self.phase, self.pending, request, at=at, round_number=self.round
+        )
+        text, record = found
+        if isinstance(text, RefusalReason):
+            return
+        self.rule_verdict = text
+        if not isinstance(record, AnswerRecord):
+            return
+        entry = HistoryAnswer(
+            request_id=record.request_id,
+            round=record.round,
+            response=record.response,
+            answered_by=record.answered_by,
+            client_identity=identity,
+            answered_at=at,
+            via=AnswerVia.RULE,
+            reason=record.reason,
+        )
+        self.answered[entry.request_id] = entry
+        self.answers.append(entry)
+        self.pending = self.pending_request = None
+        self.phase = Phase.RUNNING
+
+    def _expired(self, round_input: CallToolInput, at: datetime) -> None:
+        """A next round scheduled while the question had no answer: the deadline passed and
+        the policy's ``expiry_answer`` was taken (the workflow records it as policy:expiry)."""
+        policy = self.call.policy if self.call is not None else None
+        pending = self.pending
+        if pending is None or policy is None or policy.expiry_answer is None:
+            return
+        if round_input.response is None or round_input.round <= self.round:
+            return
+        entry = HistoryAnswer(
+            request_id=pending.request_id,
+            round=self.round,
+            response=round_input.response,
+            answered_by=EXPIRY_ANSWERER,
+            client_identity="",
+            answered_at=at,
+            via=AnswerVia.POLICY,
+            reason="no answer before the deadline: the policy's expiry_answer was taken",
+        )
+        self.answered[entry.request_id] = entry
+        self.answers.append(entry)
+        self.pending = self.pending_request = None
+        self.phase = Phase.RUNNING
+
     def _state(self) -> CallState:
         """The call's state as the workflow had it at this point of its history."""
         assert self.call is not None
@@ -328,6 +441,7 @@ class _Walk:
             pending=self.pending,
             pending_request=self.pending_request,
             answered=self.answered,
+            voted=self.ballot.voters() if self.ballot is not None else frozenset(),
         )
 
     def _signal(self, answer: AnswerInput, *, identity: str, at: datetime) -> None:
@@ -382,8 +496,24 @@ class _Walk:
             verified=verified,
             channel=channel,
         )
+        ballot = self.ballot
+        if not duplicate and ballot is not None and answered_by is not None:
+            # As the workflow does: the answer is a vote, which may or may not decide.
+            cast = ballot.cast(
+                voter=answered_by, response=answer.response, verified=verified, at=at
+            )
+            if self.pending is not None and ballot.request_id != self.pending.request_id:
+                self.pending = replace(self.pending, request_id=ballot.request_id)
+            decisive = cast.decisive
+            if decisive is None:
+                self.answers.append(replace(entry, decided=False))
+                return
+            voters = (decisive.voter,) if cast.tally.denied else cast.tally.agreed
+            entry = replace(entry, request_id=ballot.request_id, voters=voters)
+        if not duplicate and self.rule_verdict:
+            entry = replace(entry, rule_verdict=self.rule_verdict)
         if not duplicate:
-            self.answered[request_id] = entry
+            self.answered[entry.request_id] = entry
             self.pending = self.pending_request = None
             self.phase = Phase.RUNNING
             self.staged.clear()
@@ -411,6 +541,7 @@ class _Walk:
             allowed_answerers=tuple(self.call.allowed_answerers),
             principal=self.call.principal,
             require_verified=self.call.require_verified,
+            policy=self.call.policy,
             questions=tuple(self.questions),
             answers=tuple(self.answers),
             refusals=tuple(self.refusals),

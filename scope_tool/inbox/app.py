@@ -166,6 +166,7 @@ def create_app(
                 methods=["POST"],
             ),
             Route("/calls/{call_id:path}", guard(pages.call), methods=["GET"]),
+            Route("/batch", guard(pages.batch), methods=["POST"]),
             Route("/api/pending", guard(api.pending), methods=["GET"]),
             Route("/api/calls/{call_id:path}/answer", guard(api.answer), methods=["POST"]),
             Route("/api/calls/{call_id:path}", guard(api.call), methods=["GET"]),

@@ -21,6 +21,9 @@ from starlette.templating import Jinja2Templates
 from scope_tool.client import (
     AnswerRecord,
     AnswerRejectedError,
+    BatchItem,
+    BatchProblem,
+    BatchRefusedError,
     CallNotFoundError,
     ToolCallsError,
     json_value,
@@ -61,6 +64,9 @@ __all__ = ["InboxPages"]
 
 _TEMPLATES = Path(__file__).parent / "templates"
 _CSRF_KEY = "_csrf"
+_SELECT_KEY = "_select"
+_BATCH_DECISION_KEY = "_batch_decision"
+_BATCH_REASON_KEY = "_batch_reason"
 _REQUEST_ID_KEY = "_request_id"
 _FORM_KEY = "_form"
 
@@ -117,15 +123,31 @@ class InboxPages:
             request, "problem.html", {"identity": identity, "message": message}, status_code=code
         )
 
-    async def waiting_list(self, request: Request, identity: str) -> Response:
-        """``/``: the calls waiting for an answer, oldest question first."""
+    async def waiting_list(
+        self,
+        request: Request,
+        identity: str,
+        *,
+        batch_refusal: str = "",
+        batch_problems: tuple[BatchProblem, ...] = (),
+        selected: frozenset[str] = frozenset(),
+        status_code: int = 200,
+    ) -> Response:
+        """``/``: the calls waiting for an answer, oldest question first, each approval
+        question with a box to select it for one batch decision."""
         try:
             waiting, unreadable = await self._reader.waiting()
             problem = ""
         except ToolCallsError as error:
             waiting, unreadable, problem = [], [], str(error)
         rows = [
-            {"status": s, "pending": s.pending, "prompt": prompt_view(s.pending.prompt)}
+            {
+                "status": s,
+                "pending": s.pending,
+                "prompt": prompt_view(s.pending.prompt),
+                "approval": read_approval(s.pending.prompt, s.pending.response_schema) is not None,
+                "selected": s.pending.request_id in selected,
+            }
             for s in waiting
             if s.pending is not None
         ]
@@ -144,8 +166,73 @@ class InboxPages:
                 "page_url": "/",
                 "fingerprint": fingerprint,
                 "refresh_ms": self._refresh_ms,
+                "csrf": self._form_tokens.token(identity),
+                "decided": request.query_params.get("decided", ""),
+                "batch_refusal": batch_refusal,
+                "batch_problems": batch_problems,
             },
+            status_code=status_code,
         )
+
+    async def batch(self, request: Request, identity: str) -> Response:
+        """``POST /batch``: approve or deny the selected approval questions as one batch.
+
+        The batch is checked as a whole first (``ToolCalls.answer_batch``): if any selected call
+        is stale or not this person's to decide, nothing is sent and the list shows which.
+        """
+        async with request.form(max_files=0, max_fields=2000) as form_data:
+            values: dict[str, list[str]] = {}
+            for key, item in form_data.multi_items():
+                if isinstance(item, str):
+                    values.setdefault(key, []).append(item)
+        selected = frozenset(values.get(_SELECT_KEY, []))
+
+        def again(
+            refusal: str, code: int, problems: tuple[BatchProblem, ...] = ()
+        ) -> Awaitable[Response]:
+            return self.waiting_list(
+                request,
+                identity,
+                batch_refusal=refusal,
+                batch_problems=problems,
+                selected=selected,
+                status_code=code,
+            )
+
+        foreign = foreign_origin(request)
+        if foreign is not None:
+            return await again(f"refused: this form was posted from another site ({foreign})", 403)
+        if not self._form_tokens.valid(identity, (values.get(_CSRF_KEY) or [""])[0]):
+            return await again("the form's security token is stale; select and send again", 403)
+        decision = (values.get(_BATCH_DECISION_KEY) or [""])[0]
+        reason = (values.get(_BATCH_REASON_KEY) or [""])[0].strip()
+        if decision not in ("approve", "deny"):
+            return await again("choose Approve selected or Deny selected", 422)
+        if decision == "deny" and not reason:
+            return await again("a denial needs a reason (the model sees it)", 422)
+        if not selected:
+            return await again("select at least one call", 422)
+        answer = (
+            {"decision": "approve"}
+            if decision == "approve"
+            else {"decision": "deny", "reason": reason}
+        )
+        items = [
+            BatchItem(call_id=request_id.rpartition("/")[0], request_id=request_id)
+            for request_id in sorted(selected)
+        ]
+        try:
+            receipt = await self._reader.answer_batch(items, json_text(answer), identity=identity)
+        except BatchRefusedError as refused:
+            return await again(
+                f"nothing was sent: {len(refused.problems)} of the {len(items)} selected calls"
+                " failed the check",
+                409,
+                refused.problems,
+            )
+        except (ToolCallsError, ValueError) as error:
+            return await again(f"the batch could not be sent: {error}", 502)
+        return RedirectResponse(f"/?decided={len(receipt.receipts)}", status_code=303)
 
     async def call(
         self,
@@ -200,7 +287,11 @@ class InboxPages:
                 approval, arguments=json_value(history.arguments), has_arguments=True
             )
         form = build_answer_form(pending.response_schema) if pending is not None else None
-        allowed = status.allowed_answerers
+        policy = status.policy
+        # On a quorum call the policy's voters are who may answer, once each.
+        voters = policy.eligible if policy is not None and policy.is_quorum else ()
+        allowed = status.allowed_answerers or voters
+        voted = {vote.voter for vote in status.votes if not vote.superseded}
         kept = values or {}
         prompt = read_prompt(pending.prompt) if pending is not None else None
         return self._templates.TemplateResponse(
@@ -222,7 +313,8 @@ class InboxPages:
                 "refusal": refusal,
                 "answered": request.query_params.get("answered", ""),
                 "allowed": allowed,
-                "may_answer": not allowed or identity in allowed,
+                "may_answer": (not allowed or identity in allowed) and identity not in voted,
+                "voted": identity in voted,
                 "csrf": self._form_tokens.token(identity),
                 "answer_url": call_path(call_id) + "/answer",
                 "poll_url": "/api" + call_path(call_id),

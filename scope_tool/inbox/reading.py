@@ -11,6 +11,7 @@ import asyncio
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
@@ -19,6 +20,8 @@ from scope_tool.client import (
     AnswerReceipt,
     AnswerRejectedError,
     AnswerText,
+    BatchItem,
+    BatchReceipt,
     CallStatus,
     CallSummary,
     Phase,
@@ -47,6 +50,7 @@ REFUSAL_HTTP_STATUS = {
     RefusalReason.STALE_REQUEST: 409,
     RefusalReason.NOT_WAITING: 409,
     RefusalReason.FINISHED: 409,
+    RefusalReason.DUPLICATE_VOTER: 409,
     RefusalReason.NOT_VERIFIED: 403,
     RefusalReason.TOKEN_EXPIRED: 403,
 }
@@ -134,6 +138,20 @@ class CallReader:
             )
         return await self.calls.get(call_id).answer(
             response, request_id=request_id, answered_by=identity, identity_token=token
+        )
+
+    async def answer_batch(
+        self, items: Sequence[BatchItem], response: bytes, *, identity: str
+    ) -> BatchReceipt:
+        """One answer to several calls as ``identity``, checked as one batch (see
+        ``ToolCalls.answer_batch``), with a fresh identity token if configured."""
+        token = None
+        if self._identity_secret is not None:
+            token = issue_token(
+                identity, secret=self._identity_secret, issuer="inbox", lifetime=_TOKEN_LIFETIME
+            )
+        return await self.calls.answer_batch(
+            items, response, answered_by=identity, identity_token=token
         )
 
     async def status(self, call_id: str) -> CallStatus:

@@ -26,6 +26,7 @@ _PHASE_TEXT = {
     Phase.INVALID: "the arguments were refused",
     Phase.EXPIRED: "nobody answered the tool's question in time",
     Phase.CANCELLED: "the call was cancelled",
+    Phase.WITHDRAWN: "the tool's question was withdrawn",
     Phase.ERRORED: "the call's outcome is unknown (it was stopped by an error)",
 }
 

@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 
 from temporalio.common import SearchAttributeKey
 
-from scope_tool import FailureKind, Output, Principal
+from scope_tool import ApprovalPolicy, FailureKind, Output, Principal, Rule
 from scope_tool.wire._prompt import json_value
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "PHASE_KEY",
     "POST_SLACK_ACTIVITY",
     "PUBLISH",
+    "REEVALUATE_RULES",
     "ROUND_ACTIVITIES",
     "ROUND_RUNNING",
     "ROUND_RUNNING_AFTER_SECONDS",
@@ -55,6 +56,7 @@ __all__ = [
     "STATUS",
     "TOOL_KEY",
     "WITHDRAW",
+    "WITHDRAW_QUESTION",
     "WORKFLOW_NAME",
     "AnnounceInput",
     "AnswerInput",
@@ -66,6 +68,8 @@ __all__ = [
     "CheckAnswerResult",
     "NotifyDelivery",
     "NotifyInput",
+    "ReevaluateInput",
+    "ReevaluateReceipt",
     "RoundCancelled",
     "RoundCompleted",
     "RoundErrored",
@@ -76,6 +80,8 @@ __all__ = [
     "StagedAnswer",
     "ToolCallInput",
     "ToolStartedHeartbeat",
+    "WithdrawInput",
+    "WithdrawReceipt",
     "WorkerCatalog",
     "catalog_workflow_id",
     "contract_queue",
@@ -124,6 +130,12 @@ ROUND_RUNNING_AFTER_SECONDS: Final = 2.0
 Until then the attribute keeps AWAITING_INPUT (the status query says RUNNING at once): most such
 rounds end sooner, and then one search-attribute write per answer is saved (an event and a
 visibility update, the largest part of what an answer cost beyond bare Temporal)."""
+WITHDRAW_QUESTION: Final = "withdraw_question"
+"""Update (:class:`WithdrawInput`): the caller or an operator withdraws the pending question; the
+call ends WITHDRAWN (not a denial) and takes no more answers."""
+REEVALUATE_RULES: Final = "reevaluate_rules"
+"""Update (:class:`ReevaluateInput`): an operator applies changed rules to a waiting call; an
+``allow`` or ``deny`` decides its approval question, recorded with the operator's name."""
 FIRST_STOP: Final = "first_stop"
 """Update with no argument: completes with the ``status`` value once the call is not RUNNING."""
 STATUS: Final = "status"
@@ -229,6 +241,9 @@ class ToolCallInput:
     # Where a waiting question is also sent, each time the call starts waiting: "email" (one
     # message per allowed answerer, links per decision) and/or "slack" (a message with buttons).
     channels: tuple[str, ...] = ()
+    # How each question is decided (scope_tool.ApprovalPolicy); None: by the first accepted
+    # answer, as calls recorded before policies were.
+    policy: ApprovalPolicy | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -250,6 +265,43 @@ class AnswerInput:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WithdrawInput:
+    """A withdrawal of the pending question (update ``withdraw_question``)."""
+
+    reason: str
+    """Why, in words (shown on every surface and to the model); 1 to 1000 characters."""
+    withdrawn_by: str | None = None
+    """Who withdraws (the agent, an operator), as the caller says."""
+    request_id: str | None = None
+    """The question withdrawn; ``None`` means the one pending now."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReevaluateInput:
+    """Rules an operator re-evaluates a waiting call's approval question with."""
+
+    rules: tuple[Rule, ...]
+    by: str | None = None
+    """The operator, recorded in the verdict."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReevaluateReceipt:
+    """The re-evaluation's verdict on the pending question, and whether it decided it."""
+
+    request_id: str
+    verdict: str
+    decided: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WithdrawReceipt:
+    """What an accepted withdrawal returns: the question withdrawn."""
+
+    request_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StagedAnswer:
     """An answer's text sent ahead of its update (signal ``stage_answer``); it decides nothing."""
 
@@ -268,6 +320,14 @@ class AnswerReceipt:
     duplicate: bool = False
     """The answer repeated one already accepted (same question, same text): it was taken
     without effect, and no second round started."""
+    decided: bool = True
+    """False when the answer was recorded as a vote and the question still waits for more
+    (a call with a quorum :class:`~scope_tool.ApprovalPolicy`)."""
+    voters: tuple[str, ...] = ()
+    """On a quorum call: the voters whose votes agree so far (the approvers), in order."""
+    tally: str = ""
+    """On a quorum call: where the vote stands, e.g. ``"1 of 2: alice; waiting for one of:
+    bob, carol"``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,7 +20,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
-from scope_tool import FailureKind, Output, Principal
+from scope_tool import ApprovalPolicy, FailureKind, Output, Principal
 from scope_tool.wire._json_form import iso_time, json_members
 from scope_tool.wire._prompt import json_value
 from scope_tool.wire.errors import RefusalDetail
@@ -36,6 +36,7 @@ __all__ = [
     "Phase",
     "RefusedAnswer",
     "RoundRoute",
+    "VoteRecord",
     "WorkerWait",
     "principal_json",
     "shown_answers",
@@ -61,6 +62,8 @@ class Phase(StrEnum):
     EXPIRED = "EXPIRED"
     CANCELLED = "CANCELLED"
     ERRORED = "ERRORED"
+    WITHDRAWN = "WITHDRAWN"
+    """The caller or an operator withdrew the pending question (not a denial)."""
 
     @property
     def is_terminal(self) -> bool:
@@ -77,6 +80,7 @@ TERMINAL_PHASES = frozenset(
         Phase.EXPIRED,
         Phase.CANCELLED,
         Phase.ERRORED,
+        Phase.WITHDRAWN,
     }
 )
 
@@ -118,9 +122,41 @@ class AnswerRecord:
     """Where the verified answer came from: its identity token's issuer (``inbox``, ``cli``,
     ``email``, ``slack``); ``None`` for an answer without a token."""
 
+    voters: tuple[str, ...] = ()
+    """On a quorum call: the voters whose agreeing votes decided (``answered_by`` is the last
+    of them, or the editor whose arguments they approved; a deny is decided by its voter)."""
+    reason: str = ""
+    """Why the answer was given without a person: ``"auto-approved by rule small-refunds:
+    amount <= 100"`` (``answered_by`` is then ``rule:NAME``)."""
+    rule_verdict: str = ""
+    """What the policy's rules said of this question when a person answered it (in shadow
+    mode, what they would have decided), e.g. ``"shadow: auto-approved by rule ..."``."""
+
     def to_json_dict(self) -> dict[str, Any]:
         """``{request_id, round, response, answered_by, answered_at, verified,
-        omitted_response_bytes, channel}``."""
+        omitted_response_bytes, channel, voters, reason, rule_verdict}``."""
+        return json_members(self)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteRecord:
+    """One vote on the pending question of a call with a quorum policy.
+
+    ``voter`` is the verified identity when the call requires one, else ``answered_by``;
+    ``kind`` is ``approve``, ``deny``, ``edit`` (an approval answer's decision) or ``answer``.
+    ``superseded`` marks a vote an edit set aside (the vote restarted on new arguments).
+    """
+
+    request_id: str
+    voter: str
+    kind: str
+    response: bytes
+    voted_at: datetime
+    verified: bool = False
+    superseded: bool = False
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{request_id, voter, kind, response, voted_at, verified, superseded}``."""
         return json_members(self)
 
 
@@ -275,14 +311,28 @@ class CallStatus:
     route: RoundRoute | None = None
     # Set by the facade when that round has waited a few seconds for a worker.
     waiting_for_worker: WorkerWait | None = None
+    # How questions are decided (None: by the first accepted answer).
+    policy: ApprovalPolicy | None = None
+    # The votes on the pending question (a quorum policy), superseded ones included.
+    votes: tuple[VoteRecord, ...] = ()
+    # Where the vote on the pending question stands ("" without a quorum or a question).
+    tally: str = ""
+    # What the policy's rules said of the pending question ("" without rules).
+    rule_verdict: str = ""
 
     def to_json_dict(self) -> dict[str, Any]:
         """The snapshot as plain JSON, each member in its own value's shape.
 
         ``route`` is the workflow's own bookkeeping, not part of the shape
-        (``waiting_for_worker`` says what a caller needs of it).
+        (``waiting_for_worker`` says what a caller needs of it); ``policy`` is
+        :meth:`~scope_tool.ApprovalPolicy.to_json_dict`'s shape.
         """
-        return json_members(self, principal=principal_json(self.principal), leave_out=("route",))
+        return json_members(
+            self,
+            principal=principal_json(self.principal),
+            policy=self.policy.to_json_dict() if self.policy is not None else None,
+            leave_out=("route",),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

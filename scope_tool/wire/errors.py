@@ -6,6 +6,7 @@ raises for a reason of its own::
     scope_tool.errors.ToolError
     └── ToolCallsError
         ├── AnswerRejectedError     an answer was refused; nothing changed in the call
+        ├── WithdrawalRefusedError  a withdrawal was refused; nothing changed in the call
         ├── CallConflictError       a call id already names a call of another request
         ├── CallNotFoundError       no call with that id exists
         ├── EncryptionConfigError   SCOPE_TOOL_ENCRYPTION_KEYS(_FILE) is malformed
@@ -38,12 +39,15 @@ __all__ = [
     "SettingsError",
     "TelemetryConfigError",
     "ToolCallsError",
+    "WithdrawalRefusedError",
 ]
 
 
 class RefusalReason(StrEnum):
     """Why an answer was refused; the value is the stable code scripts match on."""
 
+    DUPLICATE_VOTER = "duplicate_voter"
+    """The voter already voted on this question (a call with a quorum policy)."""
     FINISHED = "finished"
     """The call has ended; it takes no more answers."""
     INVALID_JSON = "invalid_json"
@@ -143,6 +147,25 @@ class AnswerRejectedError(ToolCallsError, ValueError):
         self.reason = reason
         self.message = message
         self.detail = detail if detail is not None else RefusalDetail(problem=message)
+        self.call_id = call_id
+
+
+class WithdrawalRefusedError(ToolCallsError, ValueError):
+    """The call refused to withdraw its question; the call's state is unchanged.
+
+    Attributes:
+        reason: a :class:`RefusalReason`: ``not_waiting`` (no question pending), ``finished``,
+            ``stale_request`` (another question is pending now) or ``invalid_json`` (no reason
+            given, or one over 1000 characters).
+        message: what was wrong, in words.
+        call_id: the call that refused it.
+    """
+
+    def __init__(self, message: str, *, reason: RefusalReason | str, call_id: str) -> None:
+        reason = RefusalReason(reason)
+        super().__init__(f"withdrawal from call {call_id!r} refused ({reason}): {message}")
+        self.reason = reason
+        self.message = message
         self.call_id = call_id
 
 

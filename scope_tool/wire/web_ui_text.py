@@ -54,11 +54,14 @@ def start_details(tool: str, arguments: str | bytes) -> str:
     return _bounded("\n".join(parts))
 
 
-def waiting_details(*, tool: str, call_id: str, pending: PendingInput) -> str:
-    """The current details while the call waits: the question, readable, and how to answer."""
+def waiting_details(*, tool: str, call_id: str, pending: PendingInput, tally: str = "") -> str:
+    """The current details while the call waits: the question, readable, and how to answer
+    (and, under a quorum policy, where the vote stands)."""
     prompt, schema = pending.prompt, pending.response_schema
     approval = read_approval(prompt, schema)
     lines = [f"### {tool} waits for an answer", "", f"Request `{pending.request_id}`", ""]
+    if tally:
+        lines += [f"**Votes** {tally}", ""]
     if approval is not None:
         lines += [f"**{approval.question}**", ""]
         if approval.description:

@@ -119,6 +119,10 @@ def test_the_status_shape_leaves_out_the_route_and_shows_the_principal() -> None
         "principal",
         "require_verified",
         "waiting_for_worker",
+        "policy",
+        "votes",
+        "tally",
+        "rule_verdict",
     }
     assert shown["principal"] == {"user": "u", "tenant": None, "roles": ["a", "b"]}
 
@@ -200,6 +204,7 @@ def test_a_history_keeps_microseconds_and_a_short_outcome() -> None:
         "allowed_answerers": [],
         "principal": None,
         "require_verified": False,
+        "policy": None,
         "questions": [
             {
                 "request_id": "c/r1",
@@ -221,6 +226,10 @@ def test_a_history_keeps_microseconds_and_a_short_outcome() -> None:
                 "duplicate": False,
                 "verified": False,
                 "channel": None,
+                "voters": [],
+                "reason": "",
+                "rule_verdict": "",
+                "decided": True,
             }
         ],
         "refusals": [

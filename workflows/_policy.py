@@ -1,0 +1,267 @@
+"""The votes on a call's pending question under a quorum policy (:class:`Ballot`), and the
+withdrawal of a pending question (:func:`withdrawal_refusal`).
+
+The workflow opens one ballot per question of a call whose ``ToolCallInput.policy`` asks for a
+quorum, casts every accepted answer into it as a vote, and takes the question as answered once
+the policy's tally (``scope_tool.ApprovalPolicy.tally``, a pure function) decides. The history
+reader runs the same class over the same events, so the audit trail shows what the workflow
+decided. Deterministic and free of Temporal: state in, state out.
+
+An edit (``{"decision": "edit", ...}``) restarts the vote on the new arguments: the votes cast so
+far are kept but superseded, and the question's request id gains a suffix (``/r2`` becomes
+``/r2e1``), so a vote sent for the earlier arguments (bound to the old id) is refused
+``stale_request``: every approver approves the arguments they saw.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime
+
+from scope_tool import ApprovalPolicy, InputRequest
+from scope_tool._policy import Tally, vote_kind
+from scope_tool._rules import RuleVerdict, evaluate
+from scope_tool.wire import ReevaluateInput, ToolCallInput, WithdrawInput
+from scope_tool.wire._approval_prompt import read_approval
+from scope_tool.wire._status import AnswerRecord, PendingInput, Phase, VoteRecord
+from scope_tool.wire.errors import RefusalReason
+
+__all__ = [
+    "MAX_WITHDRAW_REASON",
+    "RULE_ANSWERER_PREFIX",
+    "Ballot",
+    "Cast",
+    "expiry_answer",
+    "reevaluation",
+    "rule_answer",
+    "rule_decision",
+    "rule_verdict_text",
+    "withdrawal_refusal",
+    "withdrawn_message",
+]
+
+
+class Cast:
+    """What one vote did: the tally after it, and the decisive vote once decided."""
+
+    __slots__ = ("decisive", "tally")
+
+    def __init__(self, tally: Tally, decisive: VoteRecord | None) -> None:
+        self.tally = tally
+        self.decisive = decisive
+
+
+class Ballot:
+    """The votes on one question (see the module docstring)."""
+
+    __slots__ = ("_base", "_edits", "_policy", "_votes", "request_id")
+
+    def __init__(self, policy: ApprovalPolicy, request_id: str) -> None:
+        self._policy = policy
+        self._base = request_id
+        self._edits = 0
+        self._votes: list[VoteRecord] = []
+        self.request_id = request_id
+        """The id votes must carry now (the question's, with ``e{n}`` after the n-th edit)."""
+
+    @classmethod
+    def open(cls, policy: ApprovalPolicy | None, request_id: str) -> Ballot | None:
+        """A ballot for the question ``request_id``, or ``None`` when one answer decides it."""
+        if policy is None or not policy.is_quorum:
+            return None
+        return cls(policy, request_id)
+
+    @property
+    def votes(self) -> tuple[VoteRecord, ...]:
+        """Every vote on the question, superseded ones included, in the order cast."""
+        return tuple(self._votes)
+
+    def voters(self) -> frozenset[str]:
+        """Who has voted on the current arguments (they may not vote again)."""
+        return frozenset(vote.voter for vote in self._votes if not vote.superseded)
+
+    def tally(self) -> Tally:
+        """Where the vote on the current arguments stands."""
+        current = [vote for vote in self._votes if not vote.superseded]
+        return self._policy.tally([(vote.voter, vote.response) for vote in current])
+
+    def cast(self, *, voter: str, response: bytes, verified: bool, at: datetime) -> Cast:
+        """Record one accepted vote and return the tally (decided or not)."""
+        kind = vote_kind(response)
+        if kind == "edit":
+            # The editor's vote opens the ballot on the new arguments.
+            self._votes = [replace(each, superseded=True) for each in self._votes]
+            self._edits += 1
+            self.request_id = f"{self._base}e{self._edits}"
+        self._votes.append(
+            VoteRecord(
+                request_id=self.request_id,
+                voter=voter,
+                kind=kind,
+                response=response,
+                voted_at=at,
+                verified=verified,
+            )
+        )
+        tally = self.tally()
+        if tally.decided is None:
+            return Cast(tally, None)
+        current = [each for each in self._votes if not each.superseded]
+        return Cast(tally, current[tally.decided])
+
+
+MAX_WITHDRAW_REASON = 1000
+"""Longest withdrawal reason (characters): it is shown on every surface and to the model."""
+
+
+def withdrawal_refusal(
+    call_id: str, phase: Phase, pending_request_id: str | None, withdrawal: WithdrawInput
+) -> tuple[RefusalReason, str] | None:
+    """Why a withdrawal of the pending question is refused, or ``None`` (it is taken).
+
+    Only a question can be withdrawn (a running round is cancelled instead), only the pending
+    one (a ``request_id`` naming another is stale), and only with a reason.
+    """
+    reason = withdrawal.reason
+    if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_WITHDRAW_REASON:
+        return (
+            RefusalReason.INVALID_JSON,
+            f"a withdrawal needs a reason of 1 to {MAX_WITHDRAW_REASON} characters",
+        )
+    if phase.is_terminal:
+        return (
+            RefusalReason.FINISHED,
+            f"call {call_id!r} has finished ({phase.value}); there is nothing to withdraw",
+        )
+    if pending_request_id is None:
+        return (
+            RefusalReason.NOT_WAITING,
+            f"call {call_id!r} is not waiting for input (phase {phase.value}); cancel it instead",
+        )
+    if withdrawal.request_id is not None and withdrawal.request_id != pending_request_id:
+        return (
+            RefusalReason.STALE_REQUEST,
+            f"request {withdrawal.request_id!r} is not the pending one; call {call_id!r} now"
+            f" waits on {pending_request_id!r}",
+        )
+    return None
+
+
+def withdrawn_message(withdrawal: WithdrawInput, request_id: str) -> str:
+    """The outcome's message of a withdrawn call (operators, status, history)."""
+    who = withdrawal.withdrawn_by or "the caller"
+    return f"{request_id} was withdrawn by {who}: {withdrawal.reason}"
+
+
+RULE_ANSWERER_PREFIX = "rule:"
+"""``answered_by`` of an answer a rule gave: ``rule:NAME``."""
+
+
+def rule_decision(call: ToolCallInput, pending: PendingInput) -> RuleVerdict | None:
+    """The policy's rules on an approval question (``None``: no rules, or not an approval)."""
+    policy = call.policy
+    if policy is None or not policy.rules:
+        return None
+    if read_approval(pending.prompt, pending.response_schema) is None:
+        return None
+    return policy.evaluate(call.tool, call.arguments, call.principal)
+
+
+def rule_answer(call: ToolCallInput, verdict: RuleVerdict | None) -> bytes | None:
+    """The approval answer a rule gives (``None``: a person decides; always in shadow mode)."""
+    if verdict is None or verdict.rule is None or call.policy is None or call.policy.shadow:
+        return None
+    if verdict.effect == "allow":
+        return b'{"decision":"approve"}'
+    if verdict.effect == "deny":
+        return json.dumps(
+            {"decision": "deny", "reason": verdict.reason}, separators=(",", ":")
+        ).encode()
+    return None
+
+
+def rule_verdict_text(call: ToolCallInput, verdict: RuleVerdict | None) -> str:
+    """The rules' verdict as status and the answer record show it ("" without rules)."""
+    if verdict is None:
+        return ""
+    shadow = call.policy is not None and call.policy.shadow
+    return f"shadow: {verdict.reason}" if shadow else verdict.reason
+
+
+def reevaluation(
+    call: ToolCallInput,
+    phase: Phase,
+    pending: PendingInput | None,
+    request: ReevaluateInput,
+    *,
+    at: datetime,
+    round_number: int,
+) -> tuple[str, AnswerRecord | None] | tuple[RefusalReason, str]:
+    """An operator's re-evaluation of the pending approval question with ``request.rules``:
+    ``(verdict text, the answer a rule gives or None)``, or ``(reason, message)`` refused.
+
+    A rule that allows or denies decides the question, recorded with its reason and the
+    operator; ``ask`` (or no match) leaves it waiting with the new verdict shown.
+    """
+    if phase.is_terminal:
+        return RefusalReason.FINISHED, f"call {call.call_id!r} has finished ({phase.value})"
+    if pending is None:
+        return RefusalReason.NOT_WAITING, f"call {call.call_id!r} is not waiting for input"
+    if read_approval(pending.prompt, pending.response_schema) is None:
+        return (
+            RefusalReason.NOT_WAITING,
+            f"call {call.call_id!r} waits on a question that is not an approval; rules decide"
+            " approvals only",
+        )
+    verdict = evaluate(request.rules, call.tool, call.arguments, call.principal)
+    text = f"{verdict.reason} (re-evaluated by {request.by or 'an operator'})"
+    if verdict.rule is None or verdict.effect == "ask":
+        return text, None
+    answer = (
+        b'{"decision":"approve"}'
+        if verdict.effect == "allow"
+        else json.dumps({"decision": "deny", "reason": text}, separators=(",", ":")).encode()
+    )
+    return text, AnswerRecord(
+        request_id=pending.request_id,
+        round=round_number,
+        response=answer,
+        answered_by=f"{RULE_ANSWERER_PREFIX}{verdict.rule.name}",
+        answered_at=at,
+        reason=text,
+    )
+
+
+EXPIRY_ANSWERER = "policy:expiry"
+"""``answered_by`` of the answer a policy's ``expiry_answer`` gives at the deadline."""
+
+
+def expiry_answer(
+    call: ToolCallInput,
+    pending: PendingInput,
+    request: InputRequest,
+    *,
+    at: datetime,
+    round_number: int,
+) -> AnswerRecord | str | None:
+    """At the deadline: the policy's safe default answer, a problem (why it cannot be taken,
+    so the call ends EXPIRED saying so), or ``None`` (no default: EXPIRED)."""
+    policy = call.policy
+    if policy is None or policy.expiry_answer is None:
+        return None
+    text = policy.expiry_answer.encode("utf-8")
+    checked = request.check_response(text)
+    if not checked.accepted:
+        return (
+            f"no answer to {pending.request_id} before the deadline; the policy's expiry_answer"
+            f" does not satisfy the question's schema ({checked.detail})"
+        )
+    return AnswerRecord(
+        request_id=pending.request_id,
+        round=round_number,
+        response=text,
+        answered_by=EXPIRY_ANSWERER,
+        answered_at=at,
+        reason="no answer before the deadline: the policy's expiry_answer was taken",
+    )

@@ -372,6 +372,9 @@ class ToolCallWorkflow:
                 if here:
                     here = False
                     if _not_taken_here(err):
+                        # The round waits for a worker on its own queue, maybe for long: the
+                        # search attribute shows RUNNING now rather than when a round reports.
+                        self._show_phase()
                         continue
                 elif _unserved(err):
                     message = f"no worker serves tool {call.tool!r}" + (

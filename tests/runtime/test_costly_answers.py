@@ -183,10 +183,10 @@ async def test_one_answer_wins_while_checks_are_in_flight(
     assert len(refused) == 1, results
     assert refused[0].reason == "stale_request"
     assert "already answered" in str(refused[0])
-    # A retry of the winner (same text, same request: the same update) gets the same receipt
-    # and never starts a second round.
-    winner = GOOD if results[0] is taken[0] else other
-    again = await handle.answer(winner, request_id=pending.request_id)
+    # A retry of the winner (same text, same request, same answerer: the same update) gets the
+    # same receipt and never starts a second round.
+    winner, by = (GOOD, "alice") if results[0] is taken[0] else (other, "bob")
+    again = await handle.answer(winner, request_id=pending.request_id, answered_by=by)
     assert again == taken[0]
     outcome = await handle.result()
     assert outcome.phase is Phase.COMPLETED

@@ -38,6 +38,7 @@ __all__ = [
     "nested_deeper_than",
     "parse_ijson",
     "raw_object_members",
+    "small_object",
 ]
 
 MAX_INPUT_BYTES = 1 << 20
@@ -219,6 +220,52 @@ def _refuse_lone_surrogates(value: Any) -> None:
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
+
+
+# --- the hot path: a small flat object, proved I-JSON without the duplicate-key hook ---------
+
+SMALL_OBJECT_BYTES: Final = 128
+"""Largest text :func:`small_object` decides (it cannot nest deeper than 64)."""
+
+# The C scanner with Go's rules but no object hook, so it builds each dict itself (the hook, a
+# Python call and a list of pairs per object, was half of a small object's parse). Its
+# ``parse_float`` is ``int``, which refuses every lexeme with a fraction or an exponent: those
+# numbers may not be exact as doubles, so such a document is left to parse_ijson.
+_UNHOOKED_DECODER: Final = json.JSONDecoder(
+    parse_float=int, parse_constant=_refuse_constant, strict=True
+)
+_unhooked_scan: Final = _UNHOOKED_DECODER.scan_once  # type: ignore[attr-defined]
+
+
+def small_object(data: bytes) -> dict[str, Any] | None:
+    """The object ``data`` holds, when it is provably one I-JSON object of the easy kind.
+
+    Easy means: at most :data:`SMALL_OBJECT_BYTES`, the object from the first byte to the
+    last (no surrounding whitespace), no backslash (so no escape, and a lone surrogate can
+    only be written as one in valid UTF-8), no number with a fraction or an exponent (every
+    number is an ``int``, which the Rust schema engine compares exactly), and exactly one
+    ``{``. The last makes the duplicate-key check free:
+    every member has a ``:`` and a colon inside a string only makes the count larger, so an
+    object with as many members as the text has ``:`` bytes had no duplicate.
+
+    ``None`` decides nothing: the caller must use :func:`parse_ijson`, which gives the same
+    value or the reason the text is refused. This is ``Contract.prepare``'s hot path.
+    """
+    if (
+        type(data) is not bytes
+        or len(data) > SMALL_OBJECT_BYTES
+        or data.count(b"{") != 1
+        or data.find(b"\\") != -1
+    ):
+        return None
+    try:
+        text = data.decode("utf-8")
+        value, end = _unhooked_scan(text, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if type(value) is not dict or end != len(text) or len(value) != data.count(b":"):
+        return None
+    return value
 
 
 # --- the deep path: an iterative parser with the same rules ---------------------------------

@@ -157,7 +157,7 @@ class Contract(Sealed):
             arguments = text.encode("utf-8", "surrogatepass")  # the common case, never blank
         else:
             arguments = _argument_bytes(text)
-        # The hot path: a small flat object proved I-JSON by one C scan, the schema's exact
+        # The hot path: a small flat object proved I-JSON by one C parse, the schema's exact
         # verdict on it, and a Func's strict decode as one C call. Any doubt, refusal or
         # error takes the full road below, which decides (and explains) from scratch.
         verdict = self._small_verdict
@@ -166,9 +166,9 @@ class Contract(Sealed):
             small = small_object(arguments)
             if small is not None and verdict(small):
                 try:
-                    decode(arguments)
+                    decode(arguments, strict=True, extra="forbid")
                 except Exception:
-                    pass
+                    pass  # the full road below decides again and explains the refusal
                 else:
                     # admit_invocation, inlined: the hot path mints without a call frame.
                     invocation: Invocation = _new_invocation(Invocation)
@@ -176,7 +176,7 @@ class Contract(Sealed):
                     _set_arguments(invocation, arguments)
                     _set_continuation(invocation, continuation)
                     return invocation
-        return self._prepare_checked(_argument_bytes(text), continuation)
+        return self._prepare_checked(arguments, continuation)
 
     def _prepare_checked(self, arguments: bytes, continuation: Continuation | None) -> Invocation:
         """Prepare's full road: size, I-JSON and schema, then the input validator."""

@@ -19,8 +19,8 @@ numbers that are integers or doubles of magnitude at most 2**53; instance number
 integers, which it compares exactly whatever their size, while it compares a fraction that is
 not a double as a double: docs/schemas.md#engines). A text holds such integers when it has no
 fraction or exponent and no run of 16 digits; ``_ijson.small_object`` proves more cheaply that
-a small object holds only integers (``Contract.prepare``'s hot path). The fast exact engine (``_schema_fast``)
-takes the common keywords of schemas that cannot recurse, with exact numbers, at a few µs per
+a small object holds only integers (``Contract.prepare``'s hot path). The fast exact engine
+(``_schema_fast``) takes the common keywords of schemas that cannot recurse, with exact numbers, at a few µs per
 keyword-heavy item instead of python-jsonschema's tens. The exact engine (``_schema_exact``,
 python-jsonschema with exact numbers) takes everything else; it delegates ``format`` and
 ``pattern`` to the Rust engine so the engines never disagree on those. Nesting and work are
@@ -285,9 +285,10 @@ class CompiledSchema(Immutable):
         """Raise SchemaValidationError unless ``instance`` is I-JSON and satisfies the schema."""
         rust = self._rust
         if rust is not None:
-            # Contract.prepare's hot path: a small flat object that small_object proves is
-            # I-JSON, with numbers exact as doubles, accepted by the Rust engine. Anything
-            # else (including a refusal, to explain it) takes the full road below.
+            # The fast road for a small flat object that small_object proves is I-JSON and
+            # holds only integers (which the Rust engine compares exactly), when the Rust
+            # engine accepts it. Anything else (a refusal too, to explain it) takes the full
+            # road below.
             small = small_object(instance)
             if small is not None and rust.is_valid(small):
                 return
@@ -342,7 +343,7 @@ class CompiledSchema(Immutable):
         return self._verdict(instance, value, max_steps)
 
     def _verdict(self, instance: bytes, value: Any, max_steps: int | None) -> SchemaCheck:
-        """The verdict on ``value``, parsed from ``instance`` (Contract.prepare's hot path).
+        """The verdict on ``value``, parsed from ``instance``.
 
         A small value whose numbers are exact as doubles goes straight to the Rust engine,
         positional arguments and no allocation: on ``{"a":2,"b":3}`` the layers around that

@@ -11,7 +11,7 @@ noisy estimate on a shared machine).
 I-JSON parse (duplicate keys, lone surrogates, NaN), JSON Schema 2020-12 validation with exact
 numbers, then the strict pydantic decode, then the Invocation. The breakdown printed below
 says what each step costs and the cProfile summary says what dominates. A small flat object
-(the seed's arguments) takes the hot path: ``small_object`` proves it I-JSON in one C scan
+(the seed's arguments) takes the hot path: ``small_object`` proves it I-JSON with one C parse
 and the Rust engine gives the verdict; ``parse_ijson`` (every other text) is timed beside it.
 
 Run: ``python tests/benchmarks/bench_prepare.py`` (or ``make bench``, via
@@ -126,7 +126,7 @@ def measure(calls: int = DEFAULT_CALLS) -> PrepareFigures:
     assert verdict is not None
     assert decode is not None
     steps = (
-        ("I-JSON parse (small_object: one C scan, no hook)", lambda: small_object(raw)),
+        ("I-JSON parse (small_object: pydantic-core from_json)", lambda: small_object(raw)),
         ("schema verdict (jsonschema_rs is_valid)", lambda: verdict(value)),
         (
             "strict decode (pydantic-core validate_json)",

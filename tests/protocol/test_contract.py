@@ -6,11 +6,12 @@ import copy
 import json
 import pickle
 from collections.abc import Callable
+from typing import Annotated
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, WithJsonSchema, field_validator
 
 from scope_tool import (
     MAX_INPUT_BYTES,
@@ -569,3 +570,24 @@ def test_the_hot_path_takes_the_seed_arguments_and_a_request_subclass():
         contract.prepare(Request(name="hot", arguments='{"a":2,"name":"x"}'))
     with pytest.raises(InvalidInvocationError, match="does not match bound tool"):
         contract.prepare(NamedRequest(name="other", arguments='{"a":2}'))
+
+
+class _OpenInput(BaseModel):
+    # A schema that admits strings and booleans too (and no float, so the Func keeps the hot
+    # path): only pydantic's strict decode refuses "1" and true, which a lax one would take.
+    a: Annotated[int, WithJsonSchema({"type": ["integer", "string", "boolean"]})]
+
+
+def _open(value: _OpenInput) -> int:
+    return value.a
+
+
+def test_the_hot_path_decodes_strictly_like_the_full_road():
+    from scope_tool import Func
+
+    contract = bind(Func(_open, name="open")).contract
+    assert contract._decode_small is not None  # the hot path is taken
+    assert contract.prepare(Request(name="open", arguments='{"a":1}')).arguments == b'{"a":1}'
+    for lax in ('{"a":"1"}', '{"a":true}'):
+        with pytest.raises(InvalidInvocationError, match="decode _OpenInput"):
+            contract.prepare(Request(name="open", arguments=lax))

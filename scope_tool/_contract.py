@@ -11,13 +11,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from scope_tool._definition import Definition
 from scope_tool._func import _StrictDecoder
-from scope_tool._ijson import MAX_INPUT_BYTES, is_blank
+from scope_tool._ijson import MAX_INPUT_BYTES, is_blank, small_object
 from scope_tool._input_request import Continuation
-from scope_tool._invocation import Invocation, admit_invocation
+from scope_tool._invocation import (
+    Invocation,
+    _set_arguments,
+    _set_continuation,
+    _set_owner,
+    admit_invocation,
+)
+from scope_tool._invocation import _new_object as _new_invocation
 from scope_tool._request import Request
 from scope_tool._result import Result
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
@@ -38,6 +45,10 @@ __all__ = ["Binding", "Contract", "bind"]
 InputValidator = Callable[[bytes], None]
 
 
+def _no_validator(_arguments: bytes, **_options: object) -> None:
+    """The hot path's decode step for a contract with no input validator."""
+
+
 class Contract(Sealed):
     """The immutable trust boundary from an untrusted request to an invocation.
 
@@ -46,13 +57,25 @@ class Contract(Sealed):
     tasks at once. Only :func:`bind` creates contracts.
     """
 
-    __slots__ = ("_definition", "_digest", "_name", "_schema", "_validator")
+    __slots__ = (
+        "_decode_small",
+        "_definition",
+        "_digest",
+        "_name",
+        "_schema",
+        "_small_verdict",
+        "_validator",
+    )
 
     _name: str
     _definition: Definition
     _digest: str
     _schema: CompiledSchema
     _validator: InputValidator | None
+    # The hot path (see prepare): the schema's verdict on a small_object, and the validator
+    # as one C call when it is a Func's strict decoder (None when there is no validator).
+    _small_verdict: Callable[[dict[str, Any]], bool] | None
+    _decode_small: Callable[..., object] | None
 
     _made_by = "bind(tool).contract"
 
@@ -60,9 +83,13 @@ class Contract(Sealed):
     def _freeze(
         cls, *, definition: Definition, schema: CompiledSchema, validator: InputValidator | None
     ) -> Contract:
+        decode_small: Callable[..., object] | None = _no_validator
         if isinstance(validator, _StrictDecoder):
+            decode_small = validator.raw_check()
             # The schema step has already proved the text is I-JSON; don't parse it twice.
             validator = validator.validate_checked_ijson
+        elif validator is not None:
+            decode_small = None
         return mint_sealed(
             cls,
             _name=definition.name,
@@ -70,6 +97,8 @@ class Contract(Sealed):
             _digest=hashlib.sha256(definition.to_json()).hexdigest(),
             _schema=schema,
             _validator=validator,
+            _small_verdict=schema.small_object_verdict,
+            _decode_small=decode_small,
         )
 
     @property
@@ -115,28 +144,42 @@ class Contract(Sealed):
             InvalidInvocationError: The request is not admitted; the message says why. A
                 validator rejection or defect is chained as ``__cause__``.
         """
-        if not isinstance(request, Request):
-            raise InvalidInvocationError(
-                f"request must be a Request, got {type(request).__qualname__}"
-            )
+        if type(request) is not Request or request.name != self._name:
+            # A request whose name matches is valid (a bound name is never empty), so only
+            # here can the request's own checks fail; they come first, in Go's order.
+            self._refuse_request(request, continuation)
         if continuation is not None and not isinstance(continuation, Continuation):
             raise InvalidInvocationError(
                 f"continuation must be a Continuation or None, got {type(continuation).__qualname__}"
             )
-        try:
-            request.validate()
-        except InvalidRequestError as exc:
-            raise InvalidInvocationError(str(exc)) from exc
-        if request.name != self._name:
-            raise InvalidInvocationError(
-                f"call name {_go_quote(request.name)} does not match bound tool "
-                f"{_go_quote(self._name)}"
-            )
         text = request.arguments
-        if isinstance(text, str) and text.startswith("{"):
+        if type(text) is str and text[:1] == "{":
             arguments = text.encode("utf-8", "surrogatepass")  # the common case, never blank
         else:
             arguments = _argument_bytes(text)
+        # The hot path: a small flat object proved I-JSON by one C parse, the schema's exact
+        # verdict on it, and a Func's strict decode as one C call. Any doubt, refusal or
+        # error takes the full road below, which decides (and explains) from scratch.
+        verdict = self._small_verdict
+        decode = self._decode_small
+        if verdict is not None and decode is not None:
+            small = small_object(arguments)
+            if small is not None and verdict(small):
+                try:
+                    decode(arguments, strict=True, extra="forbid")
+                except Exception:
+                    pass  # the full road below decides again and explains the refusal
+                else:
+                    # admit_invocation, inlined: the hot path mints without a call frame.
+                    invocation: Invocation = _new_invocation(Invocation)
+                    _set_owner(invocation, self)
+                    _set_arguments(invocation, arguments)
+                    _set_continuation(invocation, continuation)
+                    return invocation
+        return self._prepare_checked(arguments, continuation)
+
+    def _prepare_checked(self, arguments: bytes, continuation: Continuation | None) -> Invocation:
+        """Prepare's full road: size, I-JSON and schema, then the input validator."""
         if len(arguments) > MAX_INPUT_BYTES:
             raise InvalidInvocationError(
                 f"arguments: {len(arguments)} bytes exceed the limit of "
@@ -156,6 +199,28 @@ class Contract(Sealed):
                 panic = InputValidationPanicError(exc)
                 raise InvalidInvocationError(f"arguments: {panic}") from panic
         return admit_invocation(self, arguments, continuation)
+
+    def _refuse_request(self, request: object, continuation: object) -> None:
+        """Raise for a request that is not a :class:`Request`, is invalid or names another
+        tool (a bad continuation is reported before the request's own checks, as always);
+        return for a valid request (of a subclass) that names this contract's tool."""
+        if not isinstance(request, Request):
+            raise InvalidInvocationError(
+                f"request must be a Request, got {type(request).__qualname__}"
+            )
+        if continuation is not None and not isinstance(continuation, Continuation):
+            raise InvalidInvocationError(
+                f"continuation must be a Continuation or None, got {type(continuation).__qualname__}"
+            )
+        try:
+            request.validate()
+        except InvalidRequestError as exc:
+            raise InvalidInvocationError(str(exc)) from exc
+        if request.name != self._name:
+            raise InvalidInvocationError(
+                f"call name {_go_quote(request.name)} does not match bound tool "
+                f"{_go_quote(self._name)}"
+            )
 
     def __reduce__(self) -> NoReturn:
         raise TypeError("Contract cannot be copied or pickled; bind the tool again")

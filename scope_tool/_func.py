@@ -109,6 +109,19 @@ class _StrictDecoder:
     # The validator, for text already known to be one I-JSON document (the value is dropped).
     validate_checked_ijson = decode_checked_ijson
 
+    def raw_check(self) -> Callable[..., Any] | None:
+        """pydantic-core's own ``validate_json``, with no frame of ours around it, or None
+        when a float overflow must be looked for first. Call it with ``strict=True,
+        extra="forbid"`` (a ``functools.partial`` merging them costs more than our frame).
+
+        It raises pydantic's error, not this decoder's: a caller takes its success as the
+        verdict and, on any exception, calls :meth:`validate_checked_ijson` for the refusal
+        (``Contract.prepare``'s hot path; the decode is deterministic, so both agree).
+        """
+        if self._check_floats:
+            return None
+        return self._validate_json
+
     def __call__(self, arguments: bytes) -> None:
         """Validate without keeping the value: the input-validator contract."""
         self.decode(arguments)

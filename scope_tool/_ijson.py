@@ -25,6 +25,8 @@ from json import decoder as _json_decoder
 from json.encoder import encode_basestring
 from typing import Any, Final
 
+from pydantic_core import from_json as _from_json
+
 from scope_tool.errors import ToolError
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "nested_deeper_than",
     "parse_ijson",
     "raw_object_members",
+    "small_object",
 ]
 
 MAX_INPUT_BYTES = 1 << 20
@@ -219,6 +222,52 @@ def _refuse_lone_surrogates(value: Any) -> None:
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
+
+
+# --- the hot path: a small flat object, proved I-JSON without the duplicate-key hook ---------
+
+SMALL_OBJECT_BYTES: Final = 128
+"""Largest text :func:`small_object` decides (it cannot nest deeper than 64)."""
+
+# Every digit becomes "0" and every ".", "e", "E" becomes ".": "0." in the result is a number
+# with a fraction or an exponent (or such text inside a string). Two C calls.
+_NUMBER_SHAPES: Final = bytes(
+    0x30 if 0x30 <= byte <= 0x39 else 0x2E if byte in b".eE" else 0x20 for byte in range(256)
+)
+
+
+def small_object(data: bytes) -> dict[str, Any] | None:
+    """The object ``data`` holds, when it is provably one I-JSON object of the easy kind.
+
+    Easy means: at most :data:`SMALL_OBJECT_BYTES`, exactly one ``{``, and no number with a
+    fraction or an exponent (so every number is an ``int``, which the Rust schema engine
+    compares exactly; a digit followed by ``.``, ``e`` or ``E`` anywhere, even in a string,
+    is enough to decline). The text is parsed by pydantic-core's ``from_json`` (jiter, the
+    parser pydantic's own ``validate_json`` uses), which refuses what Go's jsontext refuses
+    here: invalid UTF-8, lone surrogates (raw or escaped), a byte order mark, control
+    characters in strings, NaN and Infinity, leading zeros, trailing commas or data
+    (``tests/protocol/test_schema_differential.py`` checks it against :func:`parse_ijson`).
+    It keeps the last of duplicate keys, so duplicates are proved absent instead: every member
+    has a ``:`` and a colon inside a string only makes the count larger, so the one object
+    with as many members as the text has ``:`` bytes had no duplicate.
+
+    ``None`` decides nothing: the caller must use :func:`parse_ijson`, which gives the same
+    value or the reason the text is refused. This is ``Contract.prepare``'s hot path.
+    """
+    if (
+        type(data) is not bytes
+        or len(data) > SMALL_OBJECT_BYTES
+        or data.count(b"{") != 1
+        or data.translate(_NUMBER_SHAPES).find(b"0.") != -1
+    ):
+        return None
+    try:
+        value = _from_json(data, allow_inf_nan=False)
+    except ValueError:
+        return None
+    if type(value) is not dict or len(value) != data.count(b":"):
+        return None
+    return value
 
 
 # --- the deep path: an iterative parser with the same rules ---------------------------------

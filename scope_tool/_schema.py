@@ -14,10 +14,13 @@ This ports Go's ``core/jsonschema`` as ``core/tool`` uses it (go-reference-behav
   accepted / refused / over budget.
 
 Three engines, one meaning. ``jsonschema_rs`` (Rust) validates a small argument object in
-about 0.1 µs but only answers when every number involved is provably exact in binary floating
-point (schema numbers that are integers or doubles of magnitude at most 2**53, instance
-numbers that are integers of at most 15 digits). The fast exact engine (``_schema_fast``)
-takes the common keywords of schemas that cannot recurse, with exact numbers, at a few µs per
+about 0.1 µs but only answers when every number involved is provably exact for it (schema
+numbers that are integers or doubles of magnitude at most 2**53; instance numbers that are
+integers, which it compares exactly whatever their size, while it compares a fraction that is
+not a double as a double: docs/schemas.md#engines). A text holds such integers when it has no
+fraction or exponent and no run of 16 digits; ``_ijson.small_object`` proves more cheaply that
+a small object holds only integers (``Contract.prepare``'s hot path). The fast exact engine
+(``_schema_fast``) takes the common keywords of schemas that cannot recurse, with exact numbers, at a few µs per
 keyword-heavy item instead of python-jsonschema's tens. The exact engine (``_schema_exact``,
 python-jsonschema with exact numbers) takes everything else; it delegates ``format`` and
 ``pattern`` to the Rust engine so the engines never disagree on those. Nesting and work are
@@ -29,13 +32,20 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import jsonschema_rs
 import referencing.exceptions
 
-from scope_tool._ijson import IJSONError, canonical_json, nested_deeper_than, parse_ijson
+from scope_tool._ijson import (
+    IJSONError,
+    canonical_json,
+    nested_deeper_than,
+    parse_ijson,
+    small_object,
+)
 from scope_tool._schema_check import CheckOutcome, SchemaCheck
 from scope_tool._schema_exact import CompileError, compile_exact_shaped, first_violation
 from scope_tool._schema_fast import FastCheck, charge, compile_fast
@@ -259,8 +269,29 @@ class CompiledSchema(Immutable):
         """The canonical JSON of the schema."""
         return self._canonical
 
+    @property
+    def small_object_verdict(self) -> Callable[[dict[str, Any]], bool] | None:
+        """The exact verdict on an object :func:`~scope_tool._ijson.small_object` gave, or
+        None when this schema has no such shortcut.
+
+        It is the Rust engine's ``is_valid``: such an object holds only integers, which it
+        compares exactly, and the schema's own numbers are exact as doubles. ``False`` decides
+        nothing more than :meth:`validate` would explain (call it for the refusal).
+        """
+        rust = self._rust
+        return None if rust is None else cast("Callable[[dict[str, Any]], bool]", rust.is_valid)
+
     def validate(self, instance: bytes) -> None:
         """Raise SchemaValidationError unless ``instance`` is I-JSON and satisfies the schema."""
+        rust = self._rust
+        if rust is not None:
+            # The fast road for a small flat object that small_object proves is I-JSON and
+            # holds only integers (which the Rust engine compares exactly), when the Rust
+            # engine accepts it. Anything else (a refusal too, to explain it) takes the full
+            # road below.
+            small = small_object(instance)
+            if small is not None and rust.is_valid(small):
+                return
         try:
             value = parse_ijson(instance, plain_decimals=self._fast is not None)
         except IJSONError:
@@ -312,7 +343,7 @@ class CompiledSchema(Immutable):
         return self._verdict(instance, value, max_steps)
 
     def _verdict(self, instance: bytes, value: Any, max_steps: int | None) -> SchemaCheck:
-        """The verdict on ``value``, parsed from ``instance`` (Contract.prepare's hot path).
+        """The verdict on ``value``, parsed from ``instance``.
 
         A small value whose numbers are exact as doubles goes straight to the Rust engine,
         positional arguments and no allocation: on ``{"a":2,"b":3}`` the layers around that

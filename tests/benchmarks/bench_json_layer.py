@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, TypeAdapter
 
-from scope_tool._ijson import canonical_json, check_ijson, parse_ijson
+from scope_tool._ijson import canonical_json, check_ijson, parse_ijson, small_object
 from scope_tool._schema import CompiledSchema
 
 CALLS = 20_000
@@ -47,6 +47,7 @@ def main() -> None:
         ("json.loads", lambda: json.loads(ARGUMENTS)),
         ("check_ijson", lambda: check_ijson(ARGUMENTS)),
         ("parse_ijson", lambda: parse_ijson(ARGUMENTS)),
+        ("small_object (prepare's hot path)", lambda: small_object(ARGUMENTS)),
         ("canonical_json", lambda: canonical_json(ARGUMENTS)),
         ("CompiledSchema.validate (Rust engine)", lambda: schema.validate(ARGUMENTS)),
         ("CompiledSchema.validate_value (Rust engine)", lambda: schema.validate_value(value)),

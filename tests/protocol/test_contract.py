@@ -6,11 +6,12 @@ import copy
 import json
 import pickle
 from collections.abc import Callable
+from typing import Annotated
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel
+from pydantic import BaseModel, WithJsonSchema, field_validator
 
 from scope_tool import (
     MAX_INPUT_BYTES,
@@ -484,3 +485,109 @@ def test_digest_is_the_sha256_of_the_definition_the_model_sees() -> None:
     other = bind(Func(_echo, name="echo", description="echo the text twice"))
     assert one.contract.digest == hashlib.sha256(one.contract.definition.to_json()).hexdigest()
     assert one.contract.digest != other.contract.digest
+
+
+# --- the hot path decides as the full road does ------------------------------------------------
+
+
+class _HotInput(BaseModel):
+    a: int
+    b: int = 0
+    name: str = ""
+    flags: list[bool] = []
+
+    @field_validator("name")
+    @classmethod
+    def _no_x(cls, name: str) -> str:
+        # A refusal only pydantic knows of (not in the schema): the hot path's decode fails.
+        if name == "x":
+            raise ValueError("x is not a name")
+        return name
+
+
+def _hot(value: _HotInput) -> int:
+    return value.a
+
+
+_HOT_MEMBERS = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "name", "flags", "extra", "a:b"]),
+        st.sampled_from(
+            [
+                "1", "-7", "123456789012345678901234567890", "1.0", "1.5", "1e2", '"1"', '"x"',
+                '"y"', '"a:b"', '"\\u0078"', '"\\ud800"', "true", "null", "[]", "[true,false]",
+                "[1]", "{}", '{"a":1}',
+            ]
+        ),
+    ),
+    max_size=4,
+)  # fmt: skip
+
+
+def _outcome(action: Callable[[], Invocation]) -> tuple[str, bytes | str, type | None]:
+    try:
+        return "admitted", action().arguments, None
+    except InvalidInvocationError as refusal:
+        cause = refusal.__cause__
+        return "refused", str(refusal), None if cause is None else type(cause)
+
+
+@settings(max_examples=300, deadline=None)
+@given(members=_HOT_MEMBERS, as_bytes=st.booleans(), validated=st.booleans())
+def test_the_hot_path_decides_as_the_full_road_does(members, as_bytes, validated):
+    """Prepare's hot path (small_object, the Rust verdict, pydantic-core's decode) admits
+    exactly what the full road admits, and a refusal it leaves to the full road is the full
+    road's, message and cause."""
+    from scope_tool import Func
+    from scope_tool._contract import _argument_bytes
+
+    tool = Func(_hot, name="hot") if validated else RecordingTool(name="hot", schema=HOT_SCHEMA)
+    contract = bind(tool).contract
+    text = "{" + ",".join(f'"{key}":{value}' for key, value in members) + "}"
+    arguments: str | bytes = text.encode() if as_bytes else text
+    hot = _outcome(lambda: contract.prepare(Request(name="hot", arguments=arguments)))
+    full = _outcome(lambda: contract._prepare_checked(_argument_bytes(arguments), None))
+    assert hot == full, text
+
+
+HOT_SCHEMA = (
+    b'{"type":"object","properties":{"a":{"type":"integer","maximum":9007199254740991}},'
+    b'"required":["a"]}'
+)
+
+
+def test_the_hot_path_takes_the_seed_arguments_and_a_request_subclass():
+    from scope_tool import Func
+
+    class NamedRequest(Request):
+        pass
+
+    contract = bind(Func(_hot, name="hot")).contract
+    invocation = contract.prepare(NamedRequest(name="hot", arguments='{"a":2,"b":3}'))
+    assert invocation.arguments == b'{"a":2,"b":3}'
+    assert invocation.continuation is None
+    with pytest.raises(InvalidInvocationError, match="x is not a name"):
+        contract.prepare(Request(name="hot", arguments='{"a":2,"name":"x"}'))
+    with pytest.raises(InvalidInvocationError, match="does not match bound tool"):
+        contract.prepare(NamedRequest(name="other", arguments='{"a":2}'))
+
+
+class _OpenInput(BaseModel):
+    # A schema that admits strings and booleans too (and no float, so the Func keeps the hot
+    # path): only pydantic's strict decode refuses "1" and true, which a lax one would take.
+    a: Annotated[int, WithJsonSchema({"type": ["integer", "string", "boolean"]})]
+
+
+def _open(value: _OpenInput) -> int:
+    return value.a
+
+
+def test_the_hot_path_decodes_strictly_like_the_full_road():
+    from scope_tool import Func
+
+    contract = bind(Func(_open, name="open")).contract
+    assert contract._decode_small is not None  # the hot path is taken
+    assert contract.prepare(Request(name="open", arguments='{"a":1}')).arguments == b'{"a":1}'
+    for lax in ('{"a":"1"}', '{"a":true}'):
+        with pytest.raises(InvalidInvocationError, match="decode _OpenInput"):
+            contract.prepare(Request(name="open", arguments=lax))

@@ -14,16 +14,18 @@ import scope_tool
 # group sorted, then the error types of `scope_tool.errors`, whose `__all__` the package extends.
 OWN_NAMES = """
     APPROVAL_PROMPT_KIND MAX_INPUT_BYTES
-    ApprovalGate Authorization Authorizer Binding CallError Continuation Contract Definition
-    Failure FailureKind Func Guard InputRequest InputValidatingTool Invocation MediaBlock Output
-    Principal Registry Request Result TextBlock Tool WrappingTool
+    ApprovalGate ApprovalPolicy Authorization Authorizer Binding CallError Condition Continuation
+    Contract Definition Failure FailureKind Func Guard InputRequest InputValidatingTool Invocation
+    MediaBlock Output Principal Registry Request Result Rule RuleVerdict TextBlock Tool VoterGroup
+    WrappingTool
     acting_for bind capability check_ijson classify_failure current_principal func_tool
     require_approval
 """.split()  # noqa: SIM905 (a word list reads better than one name per line)
 ERROR_NAMES = """
     AuthorizationError DuplicateToolError InputValidationPanicError InvalidCallErrorError
     InvalidDefinitionError InvalidFailureError InvalidInputRequestError InvalidInvocationError
-    InvalidOutputError InvalidPrincipalError InvalidRegistryError InvalidRequestError
+    InvalidOutputError InvalidPolicyError InvalidPrincipalError InvalidRegistryError
+    InvalidRequestError
     InvalidResultError InvalidToolError InvalidWrappingChainError ToolError
 """.split()  # noqa: SIM905 (a word list reads better than one name per line)
 PUBLIC_NAMES = OWN_NAMES + ERROR_NAMES

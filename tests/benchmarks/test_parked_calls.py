@@ -147,11 +147,22 @@ class _ParkedCount:
         self._count_parked = count_parked
         self.parked = 0
         self.started = 0
+        self._failure: Exception | None = None
         self._changed = asyncio.Condition()
 
     async def refresh(self) -> int:
-        """Count the waiting calls again and let blocked starts through if there is room."""
-        parked = await self._count_parked()
+        """Count the waiting calls again and let blocked starts through if there is room.
+
+        If counting fails (an engine call ended before its question), blocked starts fail too
+        instead of waiting out the benchmark's budget.
+        """
+        try:
+            parked = await self._count_parked()
+        except Exception as error:
+            async with self._changed:
+                self._failure = error
+                self._changed.notify_all()
+            raise
         async with self._changed:
             self.parked = parked
             self._changed.notify_all()
@@ -160,7 +171,13 @@ class _ParkedCount:
     async def admit(self) -> None:
         """Wait until fewer than ``BACKLOG`` started calls are not waiting yet; count one more."""
         async with self._changed:
-            await self._changed.wait_for(lambda: self.started - self.parked < BACKLOG)
+            await self._changed.wait_for(
+                lambda: self._failure is not None or self.started - self.parked < BACKLOG
+            )
+            if self._failure is not None:
+                raise RuntimeError(
+                    f"counting the parked calls failed: {self._failure!r}"
+                ) from self._failure
             self.started += 1
 
 

@@ -10,7 +10,9 @@ A benchmark that cannot start the server fails; it never skips.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import sqlite3
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -89,6 +91,22 @@ class BenchServer:
     client: Client
     log_dir: Path
     pid: int
+    database: Path
+
+    def database_bytes(self) -> int:
+        """Bytes the server's SQLite database holds in pages now in use, WAL included.
+
+        Read through a read-only connection (``page_count - freelist_count``, times the page
+        size), so it counts what the server has written, not how large the file once grew:
+        SQLite never shrinks its file, and a WAL file keeps its size after a checkpoint.
+        """
+        with contextlib.closing(
+            sqlite3.connect(f"file:{self.database}?mode=ro", uri=True, timeout=30)
+        ) as connection:
+            pages = connection.execute("PRAGMA page_count").fetchone()[0]
+            free = connection.execute("PRAGMA freelist_count").fetchone()[0]
+            page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+        return int((pages - free) * page_size)
 
 
 @pytest.fixture(scope="session")
@@ -125,6 +143,7 @@ async def bench_server(
             log_dir=ARTIFACTS_DIR / "bench-workers",
             # The database path is unique to this session, so it names our server process.
             pid=find_process(str(database)),
+            database=database,
         )
     finally:
         await environment.shutdown()

@@ -40,7 +40,14 @@ async def run_mcp(args: argparse.Namespace) -> int:
 
 
 def start_dev_mcp(
-    calls: ToolCalls, *, tools: str, ip: str, port: int, data_dir: Path, inbox_url: str | None
+    calls: ToolCalls,
+    *,
+    tools: str,
+    ip: str,
+    port: int,
+    data_dir: Path,
+    inbox_url: str | None,
+    gateway: str | None = None,
 ) -> asyncio.Task[None] | str:
     """``scope-tool dev --mcp-port``: the MCP server over HTTP as a task, or why it is not running.
 
@@ -62,10 +69,19 @@ def start_dev_mcp(
 
     try:
         check_bind(ip, HttpAccess())  # dev serves MCP without credentials: loopback only
-        registry = load_registry(tools)
+        registry = None if gateway else load_registry(tools)
         options = McpOptions(
             state_keys=(read_state_key(data_dir / "mcp-state.key"),), inbox_url=inbox_url
         )
     except ValueError as error:
         return f"not started: {error}"
+    if gateway is not None:
+        from scope_tool.mcp._serve import gateway_registry
+
+        async def serve_gateway() -> None:
+            served = await asyncio.to_thread(gateway_registry, gateway)
+            await serve_http(calls, served, options, host=ip, port=port)
+
+        return asyncio.create_task(serve_gateway())
+    assert registry is not None
     return asyncio.create_task(serve_http(calls, registry, options, host=ip, port=port))

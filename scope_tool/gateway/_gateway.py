@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -9,8 +10,10 @@ from collections.abc import Mapping
 from typing import Final
 
 from scope_tool._approval import require_approval
+from scope_tool._contract import bind
 from scope_tool._registry import Registry
 from scope_tool._tool import Tool
+from scope_tool.errors import InvalidToolError
 from scope_tool.gateway._config import GatewayConfig, Policy
 from scope_tool.gateway._tools import UpstreamTool
 from scope_tool.gateway._upstream import Hub, Upstream
@@ -61,8 +64,15 @@ class Gateway:
                 served[name] = f"tool {listed.name!r} of {server.name!r}"
                 try:
                     tool: Tool = UpstreamTool(upstream, listed, name=name)
+                    bind(tool)  # compiles the input schema now: at start-up, not at call time
                     if policy is Policy.APPROVE:
                         tool = require_approval(tool, allow_edit=server.policy.allow_edit)
+                except InvalidToolError as exc:
+                    problems.append(
+                        f"tool {listed.name!r} of upstream server {server.name!r} cannot be"
+                        f" served: {exc}"
+                    )
+                    continue
                 except (UpstreamError, ValueError) as exc:
                     problems.append(str(exc))
                     continue
@@ -127,6 +137,11 @@ def _served_name(prefix: str, upstream_name: str) -> str:
 
 def _close(hub: Hub, upstreams: object) -> None:
     async def close_all() -> None:
+        # Calls still in flight (a question unanswered) end here: their sessions close.
+        tasks = [call.task for call in hub.pending.values() if call.task is not None]
+        for call in list(hub.pending.values()):
+            await call.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         for upstream in list(upstreams):  # type: ignore[call-overload]
             await upstream.close()
 

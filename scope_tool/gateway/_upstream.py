@@ -62,10 +62,15 @@ class Hub:
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         self.pending: dict[str, PendingCall] = {}
-        self._thread = threading.Thread(
-            target=self.loop.run_forever, name="scope-tool-gateway", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, name="scope-tool-gateway", daemon=True)
         self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
 
     def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
@@ -148,8 +153,8 @@ class _Connection:
 
     async def _hold(self) -> None:
         try:
-            async with self.upstream.client_for(self) as client:
-                self.client = client
+            async with contextlib.AsyncExitStack() as stack:
+                self.client = await stack.enter_async_context(self.upstream.client_for(self, stack))
                 self._ready.set_result(None)
                 await self._stop.wait()
         except BaseException as exc:
@@ -192,7 +197,8 @@ class Upstream:
         self._idle: list[_Connection] = []
         self._relisting: asyncio.Task[None] | None = None
 
-    def client_for(self, connection: _Connection) -> Client:
+    def client_for(self, connection: _Connection, stack: contextlib.AsyncExitStack) -> Client:
+        """A client for one connection; what it opens besides is closed with ``stack``."""
         config = self.config
         server: Any
         if config.command is not None:
@@ -209,9 +215,9 @@ class Upstream:
                 import httpx2
                 from mcp.client.streamable_http import streamable_http_client
 
-                server = streamable_http_client(
-                    config.url, http_client=httpx2.AsyncClient(headers=dict(config.headers))
-                )
+                http = httpx2.AsyncClient(headers=dict(config.headers))
+                stack.push_async_callback(http.aclose)
+                server = streamable_http_client(config.url, http_client=http)
         return Client(
             server,
             elicitation_callback=connection.elicit,

@@ -1,0 +1,157 @@
+"""The gateway's own decisions, without Temporal: config, policy, keys, start-up refusals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import mcp_types as types
+import pytest
+from conftest import REPOSITORY
+from helpers.imports import without_packages
+
+from scope_tool.errors import ToolError
+from scope_tool.gateway import (
+    Gateway,
+    GatewayConfig,
+    GatewayConfigError,
+    Policy,
+    UpstreamError,
+    idempotency_key,
+)
+from scope_tool.gateway._upstream import Hub, Upstream
+
+
+def _config(**server: object) -> dict[str, object]:
+    return {"mcpServers": {"git": server}}
+
+
+@pytest.mark.parametrize(
+    ("document", "named"),
+    [
+        ({}, '"mcpServers"'),
+        ({"mcpServers": {}, "extra": 1}, '"extra"'),
+        (_config(command="x", url="http://h/mcp"), "exactly one of"),
+        (_config(), "exactly one of"),
+        (_config(command="x", headers={"a": "b"}), '"headers"'),
+        (_config(url="ftp://h/mcp"), "mcpServers.git.url"),
+        (_config(command="x", args="not a list"), "mcpServers.git.args"),
+        (_config(command="x", policy={"default": "maybe"}), "mcpServers.git.policy.default"),
+        (_config(command="x", policy={"approve": "git_commit"}), "policy.approve"),
+        (_config(command="x", colour="red"), '"colour"'),
+        (
+            _config(url="https://h/mcp", headers={"Authorization": "Bearer ${NO_SUCH_VAR}"}),
+            "NO_SUCH_VAR",
+        ),
+        ({"mcpServers": {"a b": {"command": "x"}}}, "mcpServers.a b"),
+        (
+            {
+                "mcpServers": {
+                    "a": {"command": "x", "prefix": "p_"},
+                    "b": {"command": "y", "prefix": "p_"},
+                }
+            },
+            "clash",
+        ),
+    ],
+)
+def test_a_malformed_config_names_what_is_wrong(document, named: str):
+    with pytest.raises(GatewayConfigError) as raised:
+        GatewayConfig.from_dict(document, source="gw.json", environ={})
+    assert named in str(raised.value)
+    assert "gw.json" in str(raised.value)
+    assert isinstance(raised.value, ToolError)
+
+
+def test_credentials_come_from_the_environment_and_never_show_in_repr():
+    config = GatewayConfig.from_dict(
+        _config(url="https://${HOST}/mcp", headers={"Authorization": "Bearer ${TOKEN}"}),
+        environ={"HOST": "mcp.example.com", "TOKEN": "s3cret"},
+    )
+    (server,) = config.servers
+    assert server.url == "https://mcp.example.com/mcp"
+    assert server.headers == {"Authorization": "Bearer s3cret"}
+    assert "s3cret" not in repr(config)
+    assert "example.com" not in repr(config)
+
+
+def test_policy_names_then_globs_then_read_only_hint_then_default():
+    (server,) = GatewayConfig.from_dict(
+        _config(
+            command="x",
+            policy={"run": ["git_*"], "approve": ["git_commit"], "hide": ["git_reset*"]},
+        )
+    ).servers
+    decide = server.policy.decide
+    assert decide("git_reset_hard", read_only_hint=False) is Policy.HIDE
+    assert decide("git_commit", read_only_hint=False) is Policy.APPROVE
+    assert decide("git_status", read_only_hint=False) is Policy.RUN
+    assert decide("push", read_only_hint=True) is Policy.RUN  # readOnly: run by default
+    assert decide("push", read_only_hint=False) is Policy.APPROVE  # unknown: a person decides
+
+
+def test_the_idempotency_key_is_stable_and_an_edit_changes_it():
+    key = idempotency_key("call-1", "git", "git_commit", b'{"message":"a"}')
+    assert key == idempotency_key("call-1", "git", "git_commit", b'{"message":"a"}')
+    assert key != idempotency_key("call-1", "git", "git_commit", b'{"message":"b"}')
+    assert key != idempotency_key("call-2", "git", "git_commit", b'{"message":"a"}')
+    assert key != idempotency_key("call-1", "git2", "git_commit", b'{"message":"a"}')
+
+
+def test_uncompilable_upstream_tools_are_named_at_start_up():
+    config = GatewayConfig.from_dict(_config(command="x", policy={"default": "run"}))
+    hub = Hub()
+    upstream = Upstream(config.servers[0], hub)
+    object_schema = {"type": "object", "properties": {"x": {"type": "string"}}}
+    upstream.tools = {
+        "fine": types.Tool(name="fine", input_schema=object_schema),
+        "bad_ref": types.Tool(
+            name="bad_ref",
+            input_schema={"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}},
+        ),
+        "bad_output": types.Tool(
+            name="bad_output", input_schema=object_schema, output_schema={"type": 12}
+        ),
+    }
+    with pytest.raises(UpstreamError) as raised:
+        Gateway(config, hub, {"git": upstream})
+    message = str(raised.value)
+    assert "2 upstream tool(s) cannot be served" in message
+    assert "'bad_ref' of upstream server 'git'" in message
+    assert "'bad_output' of upstream server 'git'" in message
+    assert "'fine'" not in message
+
+
+def test_clashing_served_names_are_refused_at_start_up():
+    config = GatewayConfig.from_dict(_config(command="x", policy={"default": "run"}))
+    hub = Hub()
+    upstream = Upstream(config.servers[0], hub)
+    schema = {"type": "object"}
+    upstream.tools = {
+        "a.b": types.Tool(name="a.b", input_schema=schema),
+        "a/b": types.Tool(name="a/b", input_schema=schema),
+    }
+    with pytest.raises(UpstreamError, match="both served as 'git_a_b'"):
+        Gateway(config, hub, {"git": upstream})
+
+
+def test_a_worker_without_the_mcp_extra_imports_and_names_the_extra_for_gateway(tmp_path):
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps(_config(command="x")))
+    code = without_packages("mcp", "mcp_types") + (
+        "import scope_tool, scope_tool.workers\n"
+        "import runpy\n"
+        f"sys.argv = ['scope_tool.workers', '--gateway', {str(config)!r}]\n"
+        "runpy.run_module('scope_tool.workers', run_name='__main__')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPOSITORY,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "pip install 'scope-tool[mcp]'" in done.stderr

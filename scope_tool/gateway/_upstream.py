@@ -112,9 +112,10 @@ class PendingCall:
         return await self._answer
 
     async def answer(self, content: dict[str, Any]) -> None:
-        if self._answer is None or self._answer.done():
-            raise UpstreamError("the upstream call is not waiting for an answer")
-        self._answer.set_result(types.ElicitResult(action="accept", content=content))
+        """Pass the answer upstream; a call that stopped waiting (the upstream's own request
+        timed out, say) is left to report how it ended instead."""
+        if self._answer is not None and not self._answer.done():
+            self._answer.set_result(types.ElicitResult(action="accept", content=content))
 
     async def next_event(self, progress: Progress | None) -> Asked | Finished:
         """The next thing the call does; a finished call is forgotten."""

@@ -155,3 +155,22 @@ def test_a_worker_without_the_mcp_extra_imports_and_names_the_extra_for_gateway(
     )
     assert done.returncode == 1, done.stderr
     assert "pip install 'scope-tool[mcp]'" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["worker", "mcp"])
+def test_a_malformed_config_stops_the_command_with_one_line(tmp_path, command: str):
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps(_config(command="x", policy={"default": "sometimes"})))
+    done = subprocess.run(
+        [sys.executable, "-m", "scope_tool.cli", command, "--gateway", str(config)],
+        capture_output=True,
+        text=True,
+        cwd=REPOSITORY,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("scope-tool: error: ")
+    assert "mcpServers.git.policy.default" in line
+    assert "'sometimes'" in line

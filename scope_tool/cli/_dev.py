@@ -21,7 +21,7 @@ import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
-from scope_tool.cli._mcp import start_dev_mcp
+from scope_tool.cli._mcp import gateway_tools, start_dev_mcp
 from scope_tool.client import ToolCalls
 from scope_tool.config.settings import Settings
 from scope_tool.serving._connection import settings_from_args
@@ -286,7 +286,7 @@ async def run_dev(args: argparse.Namespace) -> int:
             children.mcp = start_dev_mcp(
                 calls,
                 tools=(args.tools or [EXAMPLE_TOOLS])[0],  # the newest version's contracts
-                gateway=_gateway_path(args),
+                gateway=await gateway_tools(gateway) if (gateway := _gateway_path(args)) else None,
                 ip=settings.ip,
                 port=args.mcp_port,
                 data_dir=settings.data_dir,

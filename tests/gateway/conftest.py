@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-HERE = Path(__file__).resolve().parent
-REPOSITORY = HERE.parent.parent
-sys.path.insert(0, str(HERE.parent / "mcp"))  # mcp_harness: processes a test can SIGKILL
+from gateway_harness import REPOSITORY, git
 
 EVERYTHING = (
     REPOSITORY
@@ -39,31 +35,20 @@ def everything_js() -> Path:
     return EVERYTHING
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
 @pytest.fixture
 def git_repo(tmp_path: Path) -> Path:
     """A repository with one commit and one staged file, ready to be committed."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.email", "test@example.com")
-    _git(repo, "config", "user.name", "Test")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "test@example.com")
+    git(repo, "config", "user.name", "Test")
     (repo / "README").write_text("start\n")
-    _git(repo, "add", "README")
-    _git(repo, "commit", "-q", "-m", "start")
+    git(repo, "add", "README")
+    git(repo, "commit", "-q", "-m", "start")
     (repo / "staged.txt").write_text("to commit\n")
-    _git(repo, "add", "staged.txt")
+    git(repo, "add", "staged.txt")
     return repo
-
-
-def commits(repo: Path, message: str) -> int:
-    """How many commits of ``repo`` carry exactly ``message``."""
-    return _git(repo, "log", "--format=%s").splitlines().count(message)
 
 
 @pytest.fixture

@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "mcp"))
+
 from mcp import StdioServerParameters
 from mcp_harness import REPOSITORY, Process, _quote, environment
+
+__all__ = ["REPOSITORY", "commits", "gateway_mcp_command", "gateway_stdio", "gateway_worker", "git"]
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def commits(repo: Path, message: str) -> int:
+    """How many commits of ``repo`` carry exactly ``message``."""
+    return git(repo, "log", "--format=%s").splitlines().count(message)
 
 
 def gateway_worker(

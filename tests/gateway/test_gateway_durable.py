@@ -23,8 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import REPOSITORY, commits
-from gateway_harness import gateway_stdio, gateway_worker
+from gateway_harness import REPOSITORY, commits, gateway_stdio, gateway_worker
 from mcp import Client
 from mcp_harness import TasksExtension, get_task, kill_pid_file, update_task, wait_task
 

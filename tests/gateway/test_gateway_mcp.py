@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import mcp_types as types
-from conftest import commits
-from gateway_harness import gateway_stdio, gateway_worker
+from gateway_harness import commits, gateway_stdio, gateway_worker
 from mcp import Client
 
 

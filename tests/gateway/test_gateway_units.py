@@ -8,7 +8,7 @@ import sys
 
 import mcp_types as types
 import pytest
-from conftest import REPOSITORY
+from gateway_harness import REPOSITORY
 from helpers.imports import without_packages
 
 from scope_tool.errors import ToolError

@@ -119,6 +119,7 @@ def test_the_status_shape_leaves_out_the_route_and_shows_the_principal() -> None
         "principal",
         "require_verified",
         "waiting_for_worker",
+        "progress",
     }
     assert shown["principal"] == {"user": "u", "tenant": None, "roles": ["a", "b"]}
 

@@ -187,6 +187,7 @@ class UpstreamTool:
                 raise Failure(
                     kind=FailureKind.FAILED,
                     output=Output.text_output(f"error: upstream: {event.error.message}"),
+                    cause=event.error,
                 )
             raise UpstreamCallLostError(
                 f"the call of {self._listed.name!r} on upstream server"
@@ -197,7 +198,14 @@ class UpstreamTool:
         assert event.result is not None
         output = _output(event.result)
         if event.result.is_error:
-            raise Failure(kind=FailureKind.FAILED, output=output)
+            raise Failure(
+                kind=FailureKind.FAILED,
+                output=output,
+                cause=UpstreamError(
+                    f"upstream tool {self._listed.name!r} of server"
+                    f" {self._upstream.config.name!r} returned an error result"
+                ),
+            )
         return Result(output=output)
 
     def _check_contract(self) -> None:

@@ -174,3 +174,96 @@ def test_a_malformed_config_stops_the_command_with_one_line(tmp_path, command: s
     assert line.startswith("scope-tool: error: ")
     assert "mcpServers.git.policy.default" in line
     assert "'sometimes'" in line
+
+
+_PROBE = '''
+import json
+
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer("probe")
+
+
+@server.tool()
+async def record(note: str, ctx: Context) -> str:
+    """Echo the request's _meta, as the upstream saw it."""
+    meta = ctx.request_context.meta
+    return json.dumps(dict(meta) if meta else {})
+
+
+server.run()
+'''
+
+
+async def test_the_key_reaches_the_upstream_in_meta_after_the_round_reported_it(tmp_path):
+    """A probe server (the SDK's own MCPServer) echoes the ``_meta`` it received."""
+    from scope_tool import Request
+    from scope_tool._round import RoundContext, in_round
+    from scope_tool.gateway import IDEMPOTENCY_META_KEY
+
+    probe = tmp_path / "probe.py"
+    probe.write_text(_PROBE)
+    config = GatewayConfig.from_dict(
+        {
+            "mcpServers": {
+                "probe": {
+                    "command": sys.executable,
+                    "args": [str(probe)],
+                    "policy": {"default": "run"},
+                }
+            }
+        }
+    )
+    reports = []
+    arguments = b'{"note": "hi"}'
+    with Gateway.start(config) as gateway:
+        binding = gateway.registry.resolve("probe_record")
+        with in_round(RoundContext(call_id="call-7", round=1, report=reports.append)):
+            result = await binding.call(
+                binding.contract.prepare(Request(name="probe_record", arguments=arguments))
+            )
+    key = idempotency_key("call-7", "probe", "record", arguments)
+    assert json.loads(result.output.text())[IDEMPOTENCY_META_KEY] == key
+    assert reports[0].idempotency_key == key  # reported before the request went out
+
+
+_ERRORING = '''
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("probe")
+
+
+@server.tool()
+async def fail(note: str) -> str:
+    """Always fails."""
+    raise ValueError(f"cannot record {note}")
+
+
+server.run()
+'''
+
+
+async def test_an_upstream_error_result_is_a_failed_outcome_with_its_text(tmp_path):
+    from scope_tool import Failure, FailureKind, Request
+
+    probe = tmp_path / "erroring.py"
+    probe.write_text(_ERRORING)
+    config = GatewayConfig.from_dict(
+        {
+            "mcpServers": {
+                "probe": {
+                    "command": sys.executable,
+                    "args": [str(probe)],
+                    "policy": {"default": "run"},
+                }
+            }
+        }
+    )
+    with Gateway.start(config) as gateway:
+        binding = gateway.registry.resolve("probe_fail")
+        with pytest.raises(Failure) as raised:
+            await binding.call(
+                binding.contract.prepare(Request(name="probe_fail", arguments=b'{"note": "x"}'))
+            )
+    assert raised.value.kind is FailureKind.FAILED
+    assert (raised.value.output.text() or "") == "Error executing tool fail"  # the upstream's text

@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 PACKAGES := scope_tool
 
-.PHONY: run test lint typecheck unit bench stress clean setup browser
+.PHONY: run test lint typecheck unit bench stress clean setup browser upstream-mcp
 
 # Browser tests drive Debian's Chromium through Playwright (never `playwright install`).
 CHROMIUM := /usr/bin/chromium
@@ -39,8 +39,20 @@ run: $(RUN_STAMP)
 ## Three pytest processes (pytest-xdist), each with its own Temporal server: the suite mostly
 ## waits on servers and subprocesses, so three share the two cores well. TEST_JOBS=0 runs serially.
 TEST_JOBS ?= 3
-test: $(STAMP) $(CHROMIUM) lint typecheck
+test: $(STAMP) $(CHROMIUM) $(UPSTREAM_STAMP) lint typecheck
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS))
+
+## The gateway tests' npm upstream (tests/gateway): @modelcontextprotocol/server-everything,
+## pinned, installed under .cache/mcp-upstream (git-ignored) and run with the machine's node.
+UPSTREAM_DIR   := .cache/mcp-upstream
+UPSTREAM_PIN   := @modelcontextprotocol/server-everything@2026.8.31
+UPSTREAM_STAMP := $(UPSTREAM_DIR)/.installed-2026.8.31
+upstream-mcp: $(UPSTREAM_STAMP)
+
+$(UPSTREAM_STAMP):
+	@command -v npm >/dev/null || { echo "make: npm (node) is needed for the gateway tests" >&2; exit 1; }
+	npm install --silent --no-audit --no-fund --prefix $(UPSTREAM_DIR) $(UPSTREAM_PIN)
+	@touch $@
 
 ## Install Debian's chromium for the browser tests when it is missing (needs root, as CI runs).
 browser: $(CHROMIUM)

@@ -48,6 +48,10 @@ docs/errors.md; tests/package/test_public_names.py checks that every class is in
     │                                       sent it (401, nothing changed)
     ├── AnswerFormError       (ValueError)  scope_tool.inbox.form_values: a form submission
     │                                       cannot become JSON (``problems``)
+    ├── GatewayError                        scope_tool.gateway
+    │   ├── GatewayConfigError (ValueError) the gateway config is malformed
+    │   ├── UpstreamError                   an upstream MCP server or tool cannot be served
+    │   └── UpstreamCallLostError           an upstream call's outcome is unknown (its key)
     ├── McpFrontEndError                    scope_tool.mcp
     │   ├── McpSettingsError  (ValueError)  a setting of ``scope-tool mcp`` is malformed
     │   └── NoWorkerError                   no worker polls the task queue

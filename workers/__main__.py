@@ -1,5 +1,8 @@
 """``python -m scope_tool.workers --tools module:attribute``: run a tool-call worker until SIGTERM/SIGINT.
 
+``--gateway gateway.json`` instead serves the tools of the upstream MCP servers a gateway config
+names (``scope_tool.gateway``, the ``[mcp]`` extra; see docs/gateway.md).
+
 ``--tools`` may be repeated to serve several versions of a registry, newest first: new calls use
 the newest version of each tool, and calls that started on an older contract finish on it.
 The current directory is importable (``--tools my_tools:registry`` finds ``./my_tools.py``).
@@ -22,6 +25,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from scope_tool import Registry
 from scope_tool.config.settings import DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, Settings, add_env_option
@@ -29,14 +33,22 @@ from scope_tool.wire.identity import identity_secret_from_environment
 from scope_tool.workers._worker import build_worker, load_registry
 from scope_tool.workers.telemetry import connect_options, shutdown_telemetry
 
+if TYPE_CHECKING:
+    from scope_tool.gateway import Gateway
+
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m scope_tool.workers", description=__doc__)
-    parser.add_argument(
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
         "--tools",
-        required=True,
         action="append",
         help="module:attribute of a scope_tool.Registry (repeatable: versions, newest first)",
+    )
+    source.add_argument(
+        "--gateway",
+        metavar="CONFIG",
+        help="a gateway config (mcpServers JSON): serve the tools of those MCP servers",
     )
     parser.add_argument("--address", help=f"default: $SCOPE_TOOL_ADDRESS or {DEFAULT_ADDRESS}")
     parser.add_argument("--namespace", help="default: $SCOPE_TOOL_NAMESPACE or default")
@@ -93,7 +105,33 @@ async def _serve(args: argparse.Namespace) -> None:
         address=args.address, namespace=args.namespace, task_queue=args.task_queue
     )
     identity_secret_from_environment()  # a malformed SCOPE_TOOL_IDENTITY_SECRET fails here, early
-    registries = _load(args.tools)
+    gateway = _start_gateway(args.gateway) if args.gateway else None
+    try:
+        registries = [gateway.registry] if gateway is not None else _load(args.tools)
+        await _serve_registries(args, settings, registries)
+    finally:
+        if gateway is not None:
+            gateway.close()
+
+
+def _start_gateway(path: str) -> Gateway:
+    """Start the upstream MCP servers a gateway config names (the ``[mcp]`` extra)."""
+    try:
+        from scope_tool.gateway import GatewayConfigError, UpstreamError, load_gateway
+    except ImportError as error:
+        raise _RegistryMissing(str(error)) from None
+    try:
+        gateway = load_gateway(path)
+    except GatewayConfigError as error:
+        raise ValueError(str(error)) from None
+    except UpstreamError as error:
+        raise _RegistryMissing(str(error)) from None
+    return gateway
+
+
+async def _serve_registries(
+    args: argparse.Namespace, settings: Settings, registries: list[Registry]
+) -> None:
     # Tracing and metrics (scope_tool.workers.telemetry): interceptors, and a Prometheus runtime on --metrics.
     client = await settings.connect(**connect_options(metrics=args.metrics))
     stop = asyncio.Event()

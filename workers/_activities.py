@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Collection
 from datetime import timedelta
@@ -45,6 +46,7 @@ from scope_tool import (
     classify_failure,
     wire,
 )
+from scope_tool._round import RoundContext, RoundReport, in_round
 from scope_tool.errors import ToolError
 from scope_tool.wire._questions import read_question
 from scope_tool.workers._carry import carried
@@ -114,17 +116,21 @@ class ToolActivities:
                 " refusing to re-enter it with a contract the model did not see",
             )
         retry_safe = round_input.tool in self._retry_safe
-        started = wire.ToolStartedHeartbeat(retry_safe=retry_safe)
+        notes = _RoundNotes(wire.ToolStartedHeartbeat(retry_safe=retry_safe))
         if retry_safe:
             # Without these details a lost round counts as not retry-safe, which is the answer
             # for every other tool already; only a retry-safe one must say so before it runs.
-            activity.heartbeat(started)
-        beating = asyncio.create_task(_heartbeat_until_cancelled(started, self._cancel_check))
+            activity.heartbeat(notes.details)
+        beating = asyncio.create_task(_heartbeat_until_cancelled(notes, self._cancel_check))
+        context = RoundContext(
+            call_id=round_input.call_id, round=round_input.round, report=notes.report
+        )
         helpers = [beating]
         if round_input.report_running:
             helpers.append(asyncio.create_task(_report_running(round_input)))
         try:
-            result = await self._run(binding, round_input, digest=digest, retry_safe=retry_safe)
+            with in_round(context):
+                result = await self._run(binding, round_input, digest=digest, retry_safe=retry_safe)
             return carried(result, round_input)
         finally:
             for helper in helpers:
@@ -206,17 +212,45 @@ def _cancel_requested() -> bool:
     return details is not None and details.cancel_requested
 
 
-async def _heartbeat_until_cancelled(details: wire.ToolStartedHeartbeat, most: timedelta) -> None:
+class _RoundNotes:
+    """The details the round's heartbeats carry, with the tool's latest report in them.
+
+    ``report`` is called from the tool's own thread (``scope_tool._round``); it swaps the
+    details and wakes the heartbeat loop on the activity's loop, so a reported idempotency key
+    is on its way to the server before the tool's effect starts.
+    """
+
+    def __init__(self, started: wire.ToolStartedHeartbeat) -> None:
+        self.details = started
+        self.changed = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+
+    def report(self, note: RoundReport) -> None:
+        self.details = dataclasses.replace(
+            self.details,
+            idempotency_key=note.idempotency_key or self.details.idempotency_key,
+            progress=note.progress,
+            total=note.total,
+            message=note.message,
+        )
+        with contextlib.suppress(RuntimeError):  # the round is over and its loop closed
+            self._loop.call_soon_threadsafe(self.changed.set)
+
+
+async def _heartbeat_until_cancelled(notes: _RoundNotes, most: timedelta) -> None:
     """Keep the round alive while the tool runs; a lost worker stops this, and the server sees.
 
     Each heartbeat's reply also carries a pending cancellation, so ``most`` bounds how long a
-    cancelled call's tool keeps running unaware.
+    cancelled call's tool keeps running unaware. A report from the tool is sent at once (the
+    SDK still throttles heartbeats to one per ``most``).
     """
     timeout = activity.info().heartbeat_timeout
     every = min(timeout / 3, most) if timeout else min(_DEFAULT_HEARTBEAT_EVERY, most)
     while True:
-        await asyncio.sleep(every.total_seconds())
-        activity.heartbeat(details)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(notes.changed.wait(), every.total_seconds())
+        notes.changed.clear()
+        activity.heartbeat(notes.details)
 
 
 async def _report_running(round_input: wire.CallToolInput) -> None:

@@ -396,6 +396,7 @@ class ToolCallWorkflow:
                         call.call_id,
                     )
                     continue
+                key = _reported_idempotency_key(err)
                 return self._finish(
                     Phase.ERRORED,
                     message=(
@@ -405,6 +406,12 @@ class ToolCallWorkflow:
                         if not retry_safe
                         else f"outcome unknown: round {round_input.round} of tool"
                         f" {call.tool!r} failed {attempt} times ({describe(err)})"
+                    )
+                    + (
+                        f"; idempotency key {key} (ask the system the tool called whether it"
+                        " acted on it)"
+                        if key is not None
+                        else ""
                     ),
                 )
             finally:
@@ -1106,3 +1113,15 @@ def _declared_retry_safe(err: ActivityError) -> bool:
     if not details or not isinstance(details[0], dict):
         return False
     return details[0].get("retry_safe") is True
+
+
+def _reported_idempotency_key(err: ActivityError) -> str | None:
+    """The idempotency key the lost round's tool reported before its effect, if any."""
+    cause = err.cause
+    if not isinstance(cause, ActivityTimeoutError):
+        return None
+    details = cause.last_heartbeat_details
+    if not details or not isinstance(details[0], dict):
+        return None
+    key = details[0].get("idempotency_key")
+    return key if isinstance(key, str) and key else None

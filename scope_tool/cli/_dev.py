@@ -21,7 +21,7 @@ import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
-from scope_tool.cli._mcp import start_dev_mcp
+from scope_tool.cli._mcp import gateway_tools, start_dev_mcp
 from scope_tool.client import ToolCalls
 from scope_tool.config.settings import Settings
 from scope_tool.serving._connection import settings_from_args
@@ -137,10 +137,11 @@ def _start_worker(
     tools: Sequence[str],
     task_queue: str,
     metrics: str | None = None,
+    gateway: str | None = None,
 ) -> subprocess.Popen[bytes]:
     command, variables = Settings(
         address=f"{settings.ip}:{settings.port}", task_queue=task_queue
-    ).worker_command(tools, metrics=metrics)
+    ).worker_command(tools, metrics=metrics, gateway=gateway)
     environment = {**os.environ, **variables}
     environment.setdefault("SCOPE_TOOL_FILES_DIR", str(settings.data_dir / "files"))
     environment.setdefault("SCOPE_TOOL_CHANNEL_LEDGER", str(settings.data_dir / "channel-sent"))
@@ -218,6 +219,7 @@ class _Children:
             tools=self.args.tools or [EXAMPLE_TOOLS],
             task_queue=self.args.task_queue,
             metrics=self.args.metrics,
+            gateway=_gateway_path(self.args),
         )
         return self.worker
 
@@ -285,6 +287,7 @@ async def run_dev(args: argparse.Namespace) -> int:
             children.mcp = start_dev_mcp(
                 calls,
                 tools=(args.tools or [EXAMPLE_TOOLS])[0],  # the newest version's contracts
+                gateway=await gateway_tools(gateway) if (gateway := _gateway_path(args)) else None,
                 ip=settings.ip,
                 port=args.mcp_port,
                 data_dir=settings.data_dir,
@@ -346,6 +349,12 @@ def _may_restart(children: _Children) -> bool:
     return len(recent) < _MAX_WORKER_RESTARTS
 
 
+def _gateway_path(args: argparse.Namespace) -> str | None:
+    """``--gateway``, absolute: the worker may run from another folder than the config's."""
+    gateway: str | None = getattr(args, "gateway", None)
+    return str(Path(gateway).resolve()) if gateway else None
+
+
 def _first_call(tools: Sequence[str] | None, connection: str) -> list[str]:
     """What to try from a second terminal: a call of a tool this dev's registry has.
 
@@ -401,7 +410,8 @@ def _announce(
         _print(f"MCP (HTTP)           http://localhost:{args.mcp_port}/mcp")
     elif mcp is not None:
         _print(f"MCP (HTTP)           {mcp}")
-    tools = " + ".join(args.tools or [EXAMPLE_TOOLS])
+    gateway = _gateway_path(args)
+    tools = f"of gateway {gateway}" if gateway else " + ".join(args.tools or [EXAMPLE_TOOLS])
     _print(f"Worker               tools {tools}, task queue {args.task_queue}")
     if settings.ui_codec_endpoint:
         _print(f"Codec server         {settings.ui_codec_endpoint} (payloads are encrypted)")
@@ -409,7 +419,15 @@ def _announce(
         _print(f"Worker metrics       http://{args.metrics}/metrics")
     _print(f"Logs                 {settings.log_file}, {settings.data_dir / 'worker.log'}")
     _print()
-    for line in _first_call(args.tools, connection):
+    first = (
+        [
+            "From a second terminal, list the upstream tools served and call one:",
+            f"  scope-tool tools{connection}",
+        ]
+        if gateway
+        else _first_call(args.tools, connection)
+    )
+    for line in first:
         _print(line)
     _print()
     _print(f"{READY_LINE} (pid {os.getpid()}); Ctrl-C stops everything.")

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 from scope_tool.serving._errors import CommandError
 
 if TYPE_CHECKING:
+    from scope_tool import Registry
     from scope_tool.client import ToolCalls
 
-__all__ = ["add_mcp_arguments", "run_mcp", "start_dev_mcp"]
+__all__ = ["add_mcp_arguments", "gateway_tools", "run_mcp", "start_dev_mcp"]
 
 _MISSING = "scope-tool mcp needs the mcp extra: pip install 'scope-tool[mcp]' ({error})"
 
@@ -39,8 +40,30 @@ async def run_mcp(args: argparse.Namespace) -> int:
         raise CommandError.usage(error) from None
 
 
+async def gateway_tools(path: str) -> Registry | str:
+    """``scope-tool dev --gateway --mcp-port``: the gateway's tools for the MCP endpoint, or why not.
+
+    Listed before ``dev`` says it is ready, so the endpoint serves them from its first request.
+    """
+    try:
+        from scope_tool.mcp._serve import gateway_registry
+    except ImportError as error:
+        return f"not available ({error}); pip install 'scope-tool[mcp]'"
+    try:
+        return await asyncio.to_thread(gateway_registry, path)
+    except ValueError as error:
+        return f"not started: {error}"
+
+
 def start_dev_mcp(
-    calls: ToolCalls, *, tools: str, ip: str, port: int, data_dir: Path, inbox_url: str | None
+    calls: ToolCalls,
+    *,
+    tools: str,
+    ip: str,
+    port: int,
+    data_dir: Path,
+    inbox_url: str | None,
+    gateway: Registry | str | None = None,
 ) -> asyncio.Task[None] | str:
     """``scope-tool dev --mcp-port``: the MCP server over HTTP as a task, or why it is not running.
 
@@ -62,10 +85,15 @@ def start_dev_mcp(
 
     try:
         check_bind(ip, HttpAccess())  # dev serves MCP without credentials: loopback only
-        registry = load_registry(tools)
+        registry = load_registry(tools) if gateway is None else None
         options = McpOptions(
             state_keys=(read_state_key(data_dir / "mcp-state.key"),), inbox_url=inbox_url
         )
     except ValueError as error:
         return f"not started: {error}"
+    if isinstance(gateway, str):
+        return gateway  # why the gateway's tools could not be listed
+    if gateway is not None:
+        registry = gateway
+    assert registry is not None
     return asyncio.create_task(serve_http(calls, registry, options, host=ip, port=port))

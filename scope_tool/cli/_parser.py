@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
         " repeat to serve versions, newest first",
     )
     dev.add_argument(
+        "--gateway",
+        metavar="CONFIG",
+        help="serve the tools of the MCP servers a gateway config names instead (docs/gateway.md)",
+    )
+    dev.add_argument(
         "--metrics", metavar="HOST:PORT", help="worker Prometheus metrics at HOST:PORT/metrics"
     )
     dev.add_argument(
@@ -112,9 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_connection_arguments(dev, with_address=False)
 
     worker = command(commands, "worker", "run a worker for a registry of tools")
-    worker.add_argument(
+    worker_source = worker.add_mutually_exclusive_group(required=True)
+    worker_source.add_argument(
+        "--gateway",
+        metavar="CONFIG",
+        help="serve the tools of the MCP servers a gateway config (mcpServers JSON) names,"
+        " each call durable (docs/gateway.md)",
+    )
+    worker_source.add_argument(
         "--tools",
-        required=True,
         action="append",
         metavar="MODULE:ATTR",
         help="the Registry to serve, as module:attribute (found from the current folder);"

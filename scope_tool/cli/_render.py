@@ -167,6 +167,13 @@ def render_status(status: CallStatus, *, connection: str = "") -> str:
             ("since", _when(status.waiting_for_worker.waiting_since)),
             ("to end it", f"scope-tool cancel {status.call_id}"),
         ]
+    if status.progress is not None:
+        note = status.progress
+        if note.progress is not None:
+            done = f"{note.progress:g}" + (f"/{note.total:g}" if note.total is not None else "")
+            rows.append(("progress", done + (f" {note.message}" if note.message else "")))
+        if note.idempotency_key is not None:
+            rows.append(("idempotency key", note.idempotency_key))
     if status.pending is not None:
         pending = status.pending
         approval = read_approval(pending.prompt, pending.response_schema)

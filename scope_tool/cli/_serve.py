@@ -36,10 +36,14 @@ def inbox_missing(error: ImportError) -> str:
 
 def run_worker(args: argparse.Namespace) -> int:
     """Check each ``--tools`` looks importable, then become ``python -m scope_tool.workers``."""
-    for spec in args.tools:
+    gateway = getattr(args, "gateway", None)
+    if gateway is not None:
+        _check_gateway(gateway)
+    for spec in args.tools or ():
         _check_tools(spec)
     command, variables = settings_from_args(args).worker_command(
-        args.tools,
+        args.tools or (),
+        gateway=gateway,
         retry_safe=getattr(args, "retry_safe", None) or (),
         metrics=getattr(args, "metrics", None),
     )
@@ -47,6 +51,20 @@ def run_worker(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(command[0], command, environment)
+
+
+def _check_gateway(path: str) -> None:
+    """A gateway config must be readable and well formed before the worker starts anything."""
+    try:
+        from scope_tool.gateway import GatewayConfig, GatewayConfigError
+    except ImportError as error:
+        raise CommandError(
+            f"--gateway needs the mcp extra: pip install 'scope-tool[mcp]' ({error})"
+        ) from None
+    try:
+        GatewayConfig.load(path)
+    except GatewayConfigError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
 
 
 def _check_tools(spec: str) -> None:

@@ -38,7 +38,7 @@ from scope_tool.client._answer_text import (
 from scope_tool.client._busy import retry_while_busy, task_failing
 from scope_tool.client._closed import closed_outcome, closed_phase
 from scope_tool.client._keywords import refuse_unknown_keywords
-from scope_tool.client._routing import worker_wait
+from scope_tool.client._routing import round_progress, worker_wait
 from scope_tool.client.history import CallHistory, fetch_call_history
 from scope_tool.wire._staging import text_digest
 from scope_tool.wire._status import CallOutcome, CallStatus
@@ -120,7 +120,10 @@ class ToolCallHandle:
             if self._client is None:
                 return status
             waiting = await worker_wait(self._client, self._workflow_handle, status)
-            return replace(status, waiting_for_worker=waiting) if waiting else status
+            if waiting:
+                return replace(status, waiting_for_worker=waiting)
+            progress = await round_progress(self._client, self._workflow_handle, status)
+            return replace(status, progress=progress) if progress else status
         except WorkflowQueryRejectedError as err:
             self._pending_seen = None
             return await self._closed_status(err, wait_for_worker)

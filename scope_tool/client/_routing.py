@@ -30,7 +30,7 @@ from scope_tool.wire import (
     contract_queue,
     tool_queue,
 )
-from scope_tool.wire._status import CallStatus, Phase, WorkerWait
+from scope_tool.wire._status import CallStatus, Phase, RoundProgress, WorkerWait
 
 __all__ = [
     "STUCK_AFTER",
@@ -206,6 +206,48 @@ async def worker_wait(
         waiting_since=route.scheduled_at,
         last_poll_at=seen if isinstance(seen, datetime) else None,
     )
+
+
+async def round_progress(
+    client: Client, handle: WorkflowHandle[object, object], status: CallStatus
+) -> RoundProgress | None:
+    """The running round's last heartbeat details, when its tool reported anything.
+
+    One describe of the call, only while it is RUNNING (a waiting or ended call has no round
+    in flight).
+    """
+    if status.phase is not Phase.RUNNING:
+        return None
+    description = await handle.describe()
+    for activity in description.raw_description.pending_activities:
+        if activity.activity_type.name not in ROUND_ACTIVITIES:
+            continue
+        if not activity.HasField("heartbeat_details") or not activity.heartbeat_details.payloads:
+            continue
+        try:
+            (details,) = await client.data_converter.decode(activity.heartbeat_details.payloads[:1])
+        except Exception:
+            return None
+        if not isinstance(details, dict):
+            return None
+        progress = RoundProgress(
+            idempotency_key=_text_or_none(details.get("idempotency_key")),
+            progress=_number_or_none(details.get("progress")),
+            total=_number_or_none(details.get("total")),
+            message=_text_or_none(details.get("message")),
+        )
+        return progress if progress != RoundProgress() else None
+    return None
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number_or_none(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 async def workflow_task_wait(

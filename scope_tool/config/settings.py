@@ -156,6 +156,7 @@ class Settings:
         self,
         tools: str | Sequence[str],
         *,
+        gateway: str | None = None,
         retry_safe: Sequence[str] = (),
         metrics: str | None = None,
         python: str = sys.executable,
@@ -166,8 +167,11 @@ class Settings:
         same class and no setting is spelled twice. Several ``tools`` are versions, newest first.
         """
         command = [python, "-m", "scope_tool.workers"]
-        for spec in (tools,) if isinstance(tools, str) else tools:
-            command += ["--tools", spec]
+        if gateway is not None:  # a gateway config replaces the tools (docs/gateway.md)
+            command += ["--gateway", gateway]
+        else:
+            for spec in (tools,) if isinstance(tools, str) else tools:
+                command += ["--tools", spec]
         for name in retry_safe:
             command += ["--retry-safe", name]
         if metrics is not None:

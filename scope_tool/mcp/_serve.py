@@ -56,7 +56,14 @@ _SERVER = AsgiServer(name="scope-tool mcp", lifespan="on", graceful_seconds=2)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``scope-tool mcp`` flags (the connection flags are added by the caller)."""
-    parser.add_argument("--tools", required=True, help="the Registry to serve, as module:attribute")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--tools", help="the Registry to serve, as module:attribute")
+    source.add_argument(
+        "--gateway",
+        metavar="CONFIG",
+        help="serve the tools of the MCP servers a gateway config names (docs/gateway.md);"
+        " the workers need the same config",
+    )
     parser.add_argument(
         "--http",
         metavar="HOST:PORT",
@@ -234,8 +241,9 @@ async def run(args: argparse.Namespace) -> int:
         raise McpSettingsError(
             "--auth-tokens and --oauth-issuer apply to --http; stdio is the launching process's own"
         )
+    gateway = getattr(args, "gateway", None)
     try:
-        registry = load_registry(args.tools)
+        registry = gateway_registry(gateway) if gateway else load_registry(args.tools)
     except ValueError as error:
         raise McpSettingsError(str(error)) from None
     calls = await connect_calls(args)
@@ -243,7 +251,8 @@ async def run(args: argparse.Namespace) -> int:
         from mcp.server.stdio import stdio_server
 
         server = build_server(calls, registry, options)
-        _say(f"scope-tool mcp: serving {args.tools} over stdio (task queue {calls.task_queue})")
+        served = f"gateway {gateway}" if gateway else args.tools
+        _say(f"scope-tool mcp: serving {served} over stdio (task queue {calls.task_queue})")
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         return 0
@@ -344,3 +353,22 @@ def read_state_key(path: Path) -> bytes:
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def gateway_registry(path: str) -> Registry:
+    """The registry a gateway config serves, for listing: its upstreams are closed again.
+
+    The MCP server only lists the tools and starts durable calls; the workers (started with the
+    same ``--gateway``) hold the upstream connections and run the calls.
+
+    Raises:
+        ValueError: the config is malformed or an upstream cannot be listed (one line).
+    """
+    from scope_tool.gateway import GatewayError, load_gateway
+
+    try:
+        gateway = load_gateway(path)
+    except GatewayError as error:
+        raise ValueError(str(error)) from None
+    gateway.close()
+    return gateway.registry

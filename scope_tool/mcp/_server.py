@@ -12,6 +12,7 @@ any ``scope-tool mcp`` process, restarted or not, can serve it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -26,7 +27,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from scope_tool import Principal, Registry, Request
-from scope_tool.client import CallStatus, Phase, ToolCallHandle, ToolCalls, ToolCallsError
+from scope_tool.client import (
+    CallOutcome,
+    CallStatus,
+    Phase,
+    ToolCallHandle,
+    ToolCalls,
+    ToolCallsError,
+)
 from scope_tool.client._answer_text import is_short_text
 from scope_tool.mcp._access import bound_principal, may_follow, principal_of
 from scope_tool.mcp._asking import Question, apply_reply, question_for
@@ -151,7 +159,7 @@ class ScopeToolServer:
             raise MCPError(code=types.INVALID_PARAMS, message=str(error)) from None
         if wants_task(ctx):
             return await created_task(self, handle)
-        return await self.follow(ctx, handle, tool=params.name)
+        return await self.follow(ctx, handle, tool=params.name, just_started=True)
 
     def find(self, call_id: str) -> ToolCallHandle:
         """A call started through MCP (ids outside ``mcp-`` are not this front end's to show)."""
@@ -222,10 +230,45 @@ class ScopeToolServer:
         tool: str,
         refusal: str | None = None,
         settle_request: str | None = None,
+        just_started: bool = False,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """Follow the call for up to ``wait_seconds``: its result, a question, or "waits"."""
+        """Follow the call for up to ``wait_seconds``: its result, a question, or "waits".
+
+        Between status reads it waits on the call's result (a long poll), so a call that
+        completes is answered at once, not at the next status read. A call ``just_started``
+        has not asked anything yet, so its first status read waits for one such poll.
+        """
+        finished = asyncio.ensure_future(handle.result())
+        try:
+            if just_started:
+                await asyncio.wait({finished}, timeout=_POLL_SECONDS)
+            return await self._follow(
+                ctx,
+                handle,
+                finished,
+                tool=tool,
+                refusal=refusal,
+                settle_request=settle_request,
+            )
+        finally:
+            finished.cancel()
+            with contextlib.suppress(BaseException):
+                await finished
+
+    async def _follow(
+        self,
+        ctx: ServerRequestContext[Any],
+        handle: ToolCallHandle,
+        finished: asyncio.Future[CallOutcome],
+        *,
+        tool: str,
+        refusal: str | None,
+        settle_request: str | None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
         deadline = time.monotonic() + self.options.wait_seconds
         while True:
+            if finished.done() and finished.exception() is None:
+                return outcome_result(finished.result(), call_id=handle.call_id)
             status = await self.status_of(handle)
             if status.phase.is_terminal:
                 outcome = status.outcome or await handle.result()
@@ -265,7 +308,7 @@ class ScopeToolServer:
             if time.monotonic() >= deadline:
                 note = "Answer it on the inbox page." if settling else ""
                 return self._waiting(handle, tool, status.phase, note=note)
-            await asyncio.sleep(_POLL_SECONDS)
+            await asyncio.wait({finished}, timeout=_POLL_SECONDS)
 
     async def _ask_in_session(
         self, ctx: ServerRequestContext[Any], handle: ToolCallHandle, question: Question

@@ -359,9 +359,16 @@ class ToolStartedHeartbeat:
     A retry-safe tool sends the first one before it runs; every round sends them periodically
     while its tool runs. If the worker is then lost, the heartbeat timeout carries the last of
     them back to the workflow, which re-runs the round only when they say ``retry_safe``.
+    The tool's last report (``scope_tool._round``) rides along: a round lost with an
+    ``idempotency_key`` ends "outcome unknown" naming it, and the progress is visible while the
+    round runs.
     """
 
     retry_safe: bool
+    idempotency_key: str | None = None
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

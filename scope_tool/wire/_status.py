@@ -253,6 +253,25 @@ class RoundRoute:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RoundProgress:
+    """What the tool of the round in flight last reported (``scope_tool._round``).
+
+    Filled in by :meth:`ToolCallHandle.status` from the round's last heartbeat (the workflow
+    does not see heartbeats while a round runs): an upstream MCP server's progress
+    notifications arrive here through the gateway, with the idempotency key of the call.
+    """
+
+    idempotency_key: str | None = None
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{idempotency_key, progress, total, message}``."""
+        return json_members(self)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WorkerWait:
     """Why a running call is stuck: its round was scheduled and no worker has taken it.
 
@@ -319,6 +338,8 @@ class CallStatus:
     tally: str = ""
     # What the policy's rules said of the pending question ("" without rules).
     rule_verdict: str = ""
+    progress: RoundProgress | None = None
+    """Filled in by the client: the running round's last report (None: nothing reported)."""
 
     def to_json_dict(self) -> dict[str, Any]:
         """The snapshot as plain JSON, each member in its own value's shape.

@@ -23,7 +23,7 @@ ROOT = Path(scope_tool.__file__).parent
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"scope_tool"}),  # the protocol: no Temporal
     frozenset({"scope_tool.wire"}),  # values both sides of Temporal share
-    frozenset({"scope_tool.config"}),  # settings, codec, converter, tracing, webhooks
+    frozenset({"scope_tool.config", "scope_tool.gateway"}),  # settings ...; the MCP gateway
     frozenset({"scope_tool.workflows"}),  # the workflow side
     frozenset({"scope_tool.client", "scope_tool.workers"}),  # the client and worker sides
     frozenset({"scope_tool.serving", "scope_tool.testing"}),  # serving pieces, test helpers

@@ -123,6 +123,7 @@ def test_the_status_shape_leaves_out_the_route_and_shows_the_principal() -> None
         "votes",
         "tally",
         "rule_verdict",
+        "progress",
     }
     assert shown["principal"] == {"user": "u", "tenant": None, "roles": ["a", "b"]}
 

@@ -33,8 +33,6 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OTEL_SDK_DISABLED", "true")  # no telemetry export from this example
-
 try:
     from google.adk.agents import LlmAgent
     from google.adk.models import BaseLlm, LlmRequest, LlmResponse
@@ -244,6 +242,9 @@ async def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # No telemetry export from this example. Set here, not at import: a process importing the
+    # module (a test, your app) keeps its own OpenTelemetry setup.
+    os.environ.setdefault("OTEL_SDK_DISABLED", "true")
     code = asyncio.run(main())
     sys.stdout.flush()
     os._exit(code)  # temporalio clients can crash at interpreter exit (sdk-python issue 300)

@@ -35,6 +35,13 @@ $(RUN_STAMP): pyproject.toml
 run: $(RUN_STAMP)
 	$(BIN)/scope-tool dev $(if $(filter command line,$(origin PORT)),--port $(PORT)) $(ARGS)
 
+## The gateway tests' npm upstream (tests/gateway): @modelcontextprotocol/server-everything,
+## pinned, installed under .cache/mcp-upstream (git-ignored) and run with the machine's node.
+## Defined before `test`: make expands a rule's prerequisites as it reads the rule.
+UPSTREAM_DIR   := .cache/mcp-upstream
+UPSTREAM_PIN   := @modelcontextprotocol/server-everything@2026.8.31
+UPSTREAM_STAMP := $(UPSTREAM_DIR)/.installed-2026.8.31
+
 ## Lint, type-check and run the whole suite (protocol, runtime against a real server, e2e).
 ## Three pytest processes (pytest-xdist), each with its own Temporal server: the suite mostly
 ## waits on servers and subprocesses, so three share the two cores well. TEST_JOBS=0 runs serially.
@@ -42,11 +49,6 @@ TEST_JOBS ?= 3
 test: $(STAMP) $(CHROMIUM) $(UPSTREAM_STAMP) lint typecheck
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS))
 
-## The gateway tests' npm upstream (tests/gateway): @modelcontextprotocol/server-everything,
-## pinned, installed under .cache/mcp-upstream (git-ignored) and run with the machine's node.
-UPSTREAM_DIR   := .cache/mcp-upstream
-UPSTREAM_PIN   := @modelcontextprotocol/server-everything@2026.8.31
-UPSTREAM_STAMP := $(UPSTREAM_DIR)/.installed-2026.8.31
 upstream-mcp: $(UPSTREAM_STAMP)
 
 $(UPSTREAM_STAMP):

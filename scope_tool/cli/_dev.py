@@ -131,6 +131,16 @@ async def _wait_for_port(ip: str, port: int, what: str) -> None:
     raise CommandError(f"the {what} did not start listening on {ip}:{port}")
 
 
+async def _wait_for_task_port(task: asyncio.Task[None], ip: str, port: int) -> None:
+    """Until the server ``task`` runs listens on ``port``, or has ended (supervision reports
+    why), or the start-up time is over."""
+    deadline = time.monotonic() + _STARTUP_SECONDS
+    while time.monotonic() < deadline and not task.done():
+        if not port_is_free(ip, port):
+            return
+        await asyncio.sleep(0.05)
+
+
 def _start_worker(
     *,
     settings: DevServerSettings,
@@ -293,6 +303,11 @@ async def run_dev(args: argparse.Namespace) -> int:
                 data_dir=settings.data_dir,
                 inbox_url=inbox_url,
             )
+        # The banner names their addresses: it is printed once they accept connections.
+        if isinstance(children.inbox, asyncio.Task):
+            await _wait_for_task_port(children.inbox, settings.ip, args.inbox_port)
+        if isinstance(children.mcp, asyncio.Task):
+            await _wait_for_task_port(children.mcp, settings.ip, args.mcp_port)
         lock.record(**children.facts())
         _announce(settings, args, children.inbox, mcp=children.mcp)
         return await _supervise(stop, children=children, lock=lock)

@@ -40,8 +40,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
-from typing import TypeVar, cast
+from datetime import datetime, timedelta
+from typing import Literal, TypeVar, cast
 
 from temporalio import workflow
 from temporalio.common import RawValue, RetryPolicy
@@ -57,7 +57,7 @@ with workflow.unsafe.imports_passed_through():
     import json
     from typing import assert_never
 
-    from scope_tool import FailureKind, InputRequest, Output
+    from scope_tool import ApprovalPolicy, FailureKind, InputRequest, Output
     from scope_tool._definition import NAME_PATTERN
     from scope_tool.wire import (
         ANSWER,
@@ -106,6 +106,7 @@ with workflow.unsafe.imports_passed_through():
         AnswerRecord,
         CallOutcome,
         CallStatus,
+        DeadlineStep,
         PendingInput,
         Phase,
         RefusedAnswer,
@@ -202,6 +203,10 @@ class ToolCallWorkflow:
     @workflow.init
     def __init__(self, call: ToolCallInput) -> None:
         self._call = call
+        # The call as started: an escalation widens or replaces who may answer one question
+        # (self._call's allowed_answerers); the next question starts from this again.
+        self._started_call = call
+        self._deadline_steps: list[DeadlineStep] = []
         self._phase = Phase.RUNNING
         # The phase the ScopeToolPhase attribute shows: it may lag behind _phase only while a
         # round that follows an answer runs (ToolCallInput.running_shown_late).
@@ -425,6 +430,8 @@ class ToolCallWorkflow:
         )
 
     async def _wait_for_answer(self, input_request: bytes) -> AnswerRecord | None:
+        if self._call is not self._started_call:
+            self._call = self._started_call  # an escalation ends with its question
         call = self._call
         request = read_question(input_request)
         asked_at = workflow.now()
@@ -465,28 +472,132 @@ class ToolCallWorkflow:
         self._set_phase(Phase.AWAITING_INPUT)
         self._show_waiting()
         self._notify("awaiting_input")
-        if call.channels:
-            self._notices.announce(
-                AnnounceInput(
-                    call_id=call.call_id,
-                    tool=call.tool,
-                    request_id=pending.request_id,
-                    arguments=call.arguments,
-                    prompt=pending.prompt,
-                    response_schema=pending.response_schema,
-                    allowed_answerers=call.allowed_answerers,
-                    channels=call.channels,
-                    deadline=pending.deadline,
-                ),
-                round_number=self._round,
-            )
+        self._announce(pending, occasion=0)
         try:
-            await workflow.wait_condition(
-                lambda: self._answer is not None or self._outcome is not None, timeout=timeout
-            )
+            if timeout is not None and call.policy is not None and call.policy.has_deadline_steps:
+                await self._wait_with_steps(call.policy, asked_at + timeout)
+            else:
+                await workflow.wait_condition(self._answered, timeout=timeout)
         except TimeoutError:
             return None
         return self._answer
+
+    def _answered(self) -> bool:
+        return self._answer is not None or self._outcome is not None
+
+    async def _wait_with_steps(self, policy: ApprovalPolicy, deadline: datetime) -> None:
+        """Wait for the answer through the policy's reminders, its deadline and escalation.
+
+        Only calls whose policy has reminders or ``escalate_to`` come here (their input says
+        so, so no patch marker is needed); each step is a timer in the call's history, so a
+        replay or a restarted worker takes the same steps and sends nothing twice (each notice
+        is a child workflow whose id names the question and its occasion).
+
+        Raises:
+            TimeoutError: the last deadline passed unanswered.
+        """
+        for offset in policy.reminders:
+            remaining = deadline - timedelta(seconds=offset) - workflow.now()
+            if remaining <= timedelta(0):
+                continue
+            try:
+                await workflow.wait_condition(self._answered, timeout=remaining)
+                return
+            except TimeoutError:
+                self._remind(offset, deadline)
+        remaining = deadline - workflow.now()
+        if remaining > timedelta(0):
+            try:
+                await workflow.wait_condition(self._answered, timeout=remaining)
+                return
+            except TimeoutError:
+                if not policy.escalate_to:
+                    raise
+        elif not policy.escalate_to:
+            raise TimeoutError
+        assert policy.escalation_timeout is not None  # the policy checks it comes with escalate_to
+        new_deadline = workflow.now() + timedelta(seconds=policy.escalation_timeout)
+        self._escalate(policy, new_deadline)
+        await workflow.wait_condition(
+            self._answered, timeout=timedelta(seconds=policy.escalation_timeout)
+        )
+
+    def _occasion(self, request_id: str) -> int:
+        """The next notification occasion of the question (1 for its first after asking)."""
+        return 1 + sum(1 for each in self._deadline_steps if each.request_id == request_id)
+
+    def _remind(self, offset: float, deadline: datetime) -> None:
+        """Send the waiting question again, once, and record it."""
+        question = self._question
+        if question is None:
+            return
+        pending = question.pending
+        occasion = self._occasion(pending.request_id)
+        self._deadline_steps.append(
+            DeadlineStep(
+                kind="reminder",
+                request_id=pending.request_id,
+                at=workflow.now(),
+                occasion=occasion,
+                assignees=tuple(self._call.allowed_answerers),
+                deadline=deadline,
+                before_seconds=offset,
+            )
+        )
+        self._notify("reminder", occasion=occasion)
+        self._announce(pending, occasion=occasion)
+
+    def _escalate(self, policy: ApprovalPolicy, deadline: datetime) -> None:
+        """The deadline passed unanswered: ``escalate_to`` may answer now, until ``deadline``."""
+        question = self._question
+        if question is None:
+            return
+        first = tuple(self._call.allowed_answerers)
+        if policy.escalation_replaces or not first:
+            # With no allowed_answerers anyone could answer, and still can unless replaced.
+            allowed = policy.escalate_to if policy.escalation_replaces else ()
+        else:
+            allowed = first + tuple(each for each in policy.escalate_to if each not in first)
+        self._call = replace(self._call, allowed_answerers=allowed)
+        pending = replace(question.pending, deadline=deadline)
+        self._question = replace(question, pending=pending)
+        occasion = self._occasion(pending.request_id)
+        self._deadline_steps.append(
+            DeadlineStep(
+                kind="escalation",
+                request_id=pending.request_id,
+                at=workflow.now(),
+                occasion=occasion,
+                assignees=policy.escalate_to,
+                deadline=deadline,
+            )
+        )
+        self._show_waiting()
+        self._notify("escalated", occasion=occasion)
+        self._announce(pending, occasion=occasion, to=policy.escalate_to)
+
+    def _announce(
+        self, pending: PendingInput, *, occasion: int, to: tuple[str, ...] | None = None
+    ) -> None:
+        """Send a notification of the waiting question through the call's channels."""
+        call = self._call
+        if not call.channels:
+            return
+        self._notices.announce(
+            AnnounceInput(
+                call_id=call.call_id,
+                tool=call.tool,
+                request_id=pending.request_id,
+                arguments=call.arguments,
+                prompt=pending.prompt,
+                response_schema=pending.response_schema,
+                allowed_answerers=call.allowed_answerers if to is None else to,
+                channels=call.channels,
+                deadline=pending.deadline,
+                occasion=occasion,
+            ),
+            round_number=self._round,
+        )
 
     def _expired(self) -> AnswerRecord | str:
         """At the deadline: the policy's default answer (taken, recorded), else why EXPIRED."""
@@ -564,7 +675,12 @@ class ToolCallWorkflow:
 
     # --- notifications -------------------------------------------------------------------
 
-    def _notify(self, event: str) -> None:
+    def _notify(
+        self,
+        event: Literal["awaiting_input", "finished", "reminder", "escalated"],
+        *,
+        occasion: int = 0,
+    ) -> None:
         """Send a webhook notice (see ``scope_tool.workflows._notices``); it never fails or delays the call."""
         url = self._call.notify_url
         if url is None:
@@ -573,7 +689,7 @@ class ToolCallWorkflow:
         self._notices.send(
             NotifyInput(
                 url=url,
-                event="finished" if event == "finished" else "awaiting_input",
+                event=event,
                 call_id=self._call.call_id,
                 tool=self._call.tool,
                 phase=self._phase.value,
@@ -582,6 +698,7 @@ class ToolCallWorkflow:
             ),
             round_number=self._round,
             metric_tool=self.metric_tool(),
+            occasion=occasion,
         )
 
     def metric_tool(self) -> str:
@@ -1056,6 +1173,7 @@ class ToolCallWorkflow:
             votes=self._ballot.votes if self._ballot is not None else (),
             tally=self._ballot.tally().text() if self._ballot is not None else "",
             rule_verdict=self._rule_verdict,
+            deadline_steps=tuple(self._deadline_steps),
         )
 
 

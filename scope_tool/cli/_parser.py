@@ -219,6 +219,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     pending = command(commands, "pending", "list the calls waiting for input")
     pending.add_argument("--tool", help="only calls of this tool")
+    pending.add_argument(
+        "--for",
+        dest="for_name",
+        metavar="NAME",
+        help="only the questions NAME may answer now (allowed, after any escalation; a voter"
+        " who has not voted)",
+    )
     pending.add_argument("--limit", type=_positive_int, default=100, help="at most (%(default)s)")
     add_json_flag(pending)
     add_connection_arguments(pending)

@@ -191,6 +191,19 @@ def render_status(status: CallStatus, *, connection: str = "") -> str:
             rows.append(("who may answer", ", ".join(status.allowed_answerers)))
         if status.rule_verdict:
             rows.append(("rules", status.rule_verdict))
+        rows += [
+            (
+                step.kind,
+                f"{_when(step.at)}"
+                + (
+                    f" ({step.before_seconds:g} s before the deadline)"
+                    if step.before_seconds is not None
+                    else f" to {', '.join(step.assignees)}, until {_when(step.deadline)}"
+                ),
+            )
+            for step in status.deadline_steps
+            if step.request_id == pending.request_id
+        ]
         if status.tally:
             rows.append(("votes", status.tally))
             rows += [

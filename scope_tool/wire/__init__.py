@@ -440,7 +440,7 @@ class NotifyInput:
     """A webhook notification (POSTed as JSON to ``url``)."""
 
     url: str
-    event: Literal["awaiting_input", "finished"]
+    event: Literal["awaiting_input", "finished", "reminder", "escalated"]
     call_id: str
     tool: str
     phase: str

@@ -56,6 +56,7 @@ _JSON_MEMBERS: Final = (
     "escalate_to",
     "escalation_timeout",
     "escalation_replaces",
+    "max_extension",
 )
 
 VoteKind = Literal["approve", "deny", "edit", "answer"]
@@ -156,6 +157,8 @@ class ApprovalPolicy:
             taken); required with ``escalate_to``. When it passes, the call expires as usual.
         escalation_replaces: after escalation only ``escalate_to`` may answer (off: the first
             answerers may still answer too).
+        max_extension: how much, in seconds in all, people allowed to answer may extend a
+            question's deadline (``ToolCallHandle.extend``); ``None``: no extension.
 
     Raises:
         InvalidPolicyError: a field is malformed, or the quorum cannot be met by the voters
@@ -173,6 +176,7 @@ class ApprovalPolicy:
     escalate_to: tuple[str, ...] = ()
     escalation_timeout: float | None = None
     escalation_replaces: bool = False
+    max_extension: float | None = None
 
     def __post_init__(self) -> None:
         self._check_deadlines()
@@ -254,6 +258,8 @@ class ApprovalPolicy:
             raise InvalidPolicyError("escalate_to needs an escalation_timeout (the new deadline)")
         if self.escalation_timeout is not None and not self.escalate_to:
             raise InvalidPolicyError("escalation_timeout needs escalate_to (who is asked then)")
+        if self.max_extension is not None:
+            object.__setattr__(self, "max_extension", _seconds(self.max_extension, "max_extension"))
         if not isinstance(self.escalation_replaces, bool):
             raise InvalidPolicyError(
                 f"escalation_replaces must be a bool, got {self.escalation_replaces!r}"
@@ -271,12 +277,12 @@ class ApprovalPolicy:
             InvalidPolicyError: reminders or escalation without an ``answer_timeout``, or a
                 reminder not shorter than it.
         """
-        if not (self.reminders or self.escalate_to):
+        if not self.has_deadline_steps:
             return
         if answer_timeout is None:
             raise InvalidPolicyError(
-                "reminders and escalate_to need the call's answer_timeout (the deadline they"
-                " count from)"
+                "reminders, escalate_to and max_extension need the call's answer_timeout (the"
+                " deadline they count from)"
             )
         limit = answer_timeout.total_seconds()
         late = [each for each in self.reminders if each >= limit]
@@ -288,8 +294,8 @@ class ApprovalPolicy:
 
     @property
     def has_deadline_steps(self) -> bool:
-        """Whether a waiting question has reminders or escalation (timers of its own)."""
-        return bool(self.reminders or self.escalate_to)
+        """Whether a waiting question has reminders, escalation or extensions (its own timers)."""
+        return bool(self.reminders or self.escalate_to or self.max_extension)
 
     @property
     def eligible(self) -> tuple[str, ...]:
@@ -321,6 +327,7 @@ class ApprovalPolicy:
             "escalate_to": list(self.escalate_to),
             "escalation_timeout": self.escalation_timeout,
             "escalation_replaces": self.escalation_replaces,
+            "max_extension": self.max_extension,
         }
 
     @classmethod
@@ -375,6 +382,7 @@ class ApprovalPolicy:
             escalate_to=tuple(escalate_to),
             escalation_timeout=value.get("escalation_timeout"),
             escalation_replaces=value.get("escalation_replaces", False),
+            max_extension=value.get("max_extension"),
         )
 
     def evaluate(

@@ -61,9 +61,11 @@ with workflow.unsafe.imports_passed_through():
     from scope_tool._definition import NAME_PATTERN
     from scope_tool.wire import (
         ANSWER,
+        ASSIGNEE_KEY,
         CALL_TOOL_ACTIVITY,
         CALL_TOOL_HERE_ACTIVITY,
         CHECK_ANSWER_ACTIVITY,
+        EXTEND_DEADLINE,
         FIRST_STOP,
         NOT_SERVED_HERE,
         PHASE_KEY,
@@ -81,6 +83,8 @@ with workflow.unsafe.imports_passed_through():
         CallToolInput,
         CheckAnswerInput,
         CheckAnswerResult,
+        ExtendInput,
+        ExtendReceipt,
         NotifyInput,
         ReevaluateInput,
         ReevaluateReceipt,
@@ -207,6 +211,10 @@ class ToolCallWorkflow:
         # (self._call's allowed_answerers); the next question starts from this again.
         self._started_call = call
         self._deadline_steps: list[DeadlineStep] = []
+        self._assignees: list[str] = []  # what the ScopeToolAssignee attribute shows
+        # The pending question's deadline and how far it was extended (deadline steps only).
+        self._deadline: datetime | None = None
+        self._extended = 0.0
         self._phase = Phase.RUNNING
         # The phase the ScopeToolPhase attribute shows: it may lag behind _phase only while a
         # round that follows an answer runs (ToolCallInput.running_shown_late).
@@ -471,16 +479,33 @@ class ToolCallWorkflow:
             )
         self._set_phase(Phase.AWAITING_INPUT)
         self._show_waiting()
+        steps = call.policy is not None and call.policy.has_deadline_steps
+        if steps:
+            self._show_assignees(call.allowed_answerers)
         self._notify("awaiting_input")
         self._announce(pending, occasion=0)
         try:
-            if timeout is not None and call.policy is not None and call.policy.has_deadline_steps:
+            if timeout is not None and call.policy is not None and steps:
                 await self._wait_with_steps(call.policy, asked_at + timeout)
             else:
                 await workflow.wait_condition(self._answered, timeout=timeout)
         except TimeoutError:
             return None
+        finally:
+            if steps:
+                self._show_assignees(())
         return self._answer
+
+    def _show_assignees(self, assignees: Sequence[str]) -> None:
+        """Write who may answer now to the ScopeToolAssignee attribute (only calls whose policy
+        has deadline steps: it is an event, and those calls' histories are new)."""
+        names = list(assignees)
+        if names == self._assignees:
+            return
+        self._assignees = names
+        workflow.upsert_search_attributes(
+            [ASSIGNEE_KEY.value_set(names) if names else ASSIGNEE_KEY.value_unset()]
+        )
 
     def _answered(self) -> bool:
         return self._answer is not None or self._outcome is not None
@@ -496,35 +521,43 @@ class ToolCallWorkflow:
         Raises:
             TimeoutError: the last deadline passed unanswered.
         """
-        for offset in policy.reminders:
-            remaining = deadline - timedelta(seconds=offset) - workflow.now()
-            if remaining <= timedelta(0):
-                continue
+        self._deadline = deadline
+        self._extended = 0.0
+        reminders = list(policy.reminders)  # not sent yet, earliest first
+        escalated = False
+        while True:
+            deadline = self._deadline
+            now = workflow.now()
+            # A reminder whose moment has already passed (a workflow task run late) is
+            # dropped, never sent late; an extension moves the ones not sent yet later.
+            reminders = [o for o in reminders if deadline - timedelta(seconds=o) > now]
+            step_at = deadline - timedelta(seconds=reminders[0]) if reminders else deadline
             try:
-                await workflow.wait_condition(self._answered, timeout=remaining)
-                return
+                await workflow.wait_condition(
+                    lambda deadline=deadline: self._answered() or self._deadline != deadline,  # type: ignore[misc]
+                    timeout=max(step_at - now, timedelta(0)),
+                )
             except TimeoutError:
-                self._remind(offset, deadline)
-        remaining = deadline - workflow.now()
-        if remaining > timedelta(0):
-            try:
-                await workflow.wait_condition(self._answered, timeout=remaining)
-                return
-            except TimeoutError:
-                if not policy.escalate_to:
+                if reminders:
+                    self._remind(reminders.pop(0), deadline)
+                    continue
+                if escalated or not policy.escalate_to:
                     raise
-        elif not policy.escalate_to:
-            raise TimeoutError
-        assert policy.escalation_timeout is not None  # the policy checks it comes with escalate_to
-        new_deadline = workflow.now() + timedelta(seconds=policy.escalation_timeout)
-        self._escalate(policy, new_deadline)
-        await workflow.wait_condition(
-            self._answered, timeout=timedelta(seconds=policy.escalation_timeout)
-        )
+                assert policy.escalation_timeout is not None  # the policy checks they go together
+                escalated = True
+                self._deadline = workflow.now() + timedelta(seconds=policy.escalation_timeout)
+                self._escalate(policy, self._deadline)
+                continue
+            if self._answered():
+                return
 
     def _occasion(self, request_id: str) -> int:
         """The next notification occasion of the question (1 for its first after asking)."""
-        return 1 + sum(1 for each in self._deadline_steps if each.request_id == request_id)
+        return 1 + sum(
+            1
+            for each in self._deadline_steps
+            if each.request_id == request_id and each.kind != "extension"
+        )
 
     def _remind(self, offset: float, deadline: datetime) -> None:
         """Send the waiting question again, once, and record it."""
@@ -573,6 +606,7 @@ class ToolCallWorkflow:
             )
         )
         self._show_waiting()
+        self._show_assignees(allowed or policy.escalate_to)
         self._notify("escalated", occasion=occasion)
         self._announce(pending, occasion=occasion, to=policy.escalate_to)
 
@@ -1055,6 +1089,99 @@ class ToolCallWorkflow:
             del self._refused[0]
             self._refused_dropped += 1
 
+    @workflow.update(name=EXTEND_DEADLINE)
+    def extend_deadline(self, extension: ExtendInput) -> ExtendReceipt:
+        """Move the pending question's deadline later (recorded; reminders not sent yet move
+        with it)."""
+        refused = self._extension_refusal(extension)
+        question = self._question
+        if refused is not None or question is None or self._deadline is None:
+            raise _extension_rejection(refused)
+        self._extended += extension.seconds
+        self._deadline = self._deadline + timedelta(seconds=extension.seconds)
+        pending = replace(question.pending, deadline=self._deadline)
+        self._question = replace(question, pending=pending)
+        self._deadline_steps.append(
+            DeadlineStep(
+                kind="extension",
+                request_id=pending.request_id,
+                at=workflow.now(),
+                occasion=self._occasion(pending.request_id) - 1,
+                assignees=tuple(self._call.allowed_answerers),
+                deadline=self._deadline,
+                by=extension.extended_by,
+            )
+        )
+        self._show_waiting()
+        return ExtendReceipt(request_id=pending.request_id, deadline=self._deadline)
+
+    @extend_deadline.validator
+    def validate_extend_deadline(self, extension: ExtendInput) -> None:
+        """Refuse an extension the call cannot take (see ``_extension_refusal``)."""
+        refused = self._extension_refusal(extension)
+        if refused is not None:
+            raise _extension_rejection(refused)
+
+    def _extension_refusal(self, extension: ExtendInput) -> tuple[RefusalReason, str] | None:
+        """Why an extension is refused, or ``None``: the call's policy must allow extensions
+        (``max_extension``, not yet used up), a question must be pending (the one named), and
+        the person must be allowed to answer it."""
+        call = self._call
+        call_id = call.call_id
+        seconds = extension.seconds
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, int | float)
+            or not 0 < seconds < 10**9
+        ):
+            return (
+                RefusalReason.INVALID_JSON,
+                f"an extension must be a positive number of seconds, got {seconds!r}",
+            )
+        if self._phase.is_terminal:
+            return (
+                RefusalReason.FINISHED,
+                f"call {call_id!r} has finished ({self._phase.value}); there is nothing to extend",
+            )
+        pending = self._pending
+        if pending is None or self._deadline is None or self._answered():
+            return (
+                RefusalReason.NOT_WAITING,
+                f"call {call_id!r} has no question with a deadline waiting",
+            )
+        if extension.request_id is not None and extension.request_id != pending.request_id:
+            return (
+                RefusalReason.STALE_REQUEST,
+                f"request {extension.request_id!r} is not the pending one; call {call_id!r} now"
+                f" waits on {pending.request_id!r}",
+            )
+        policy = call.policy
+        limit = policy.max_extension if policy is not None else None
+        if limit is None:
+            return (
+                RefusalReason.NOT_ALLOWED,
+                f"call {call_id!r}'s policy allows no extension (max_extension)",
+            )
+        if call.require_verified:
+            return (
+                RefusalReason.NOT_VERIFIED,
+                f"call {call_id!r} requires a verified identity, which an extension does not carry",
+            )
+        allowed = call.allowed_answerers
+        if allowed and extension.extended_by not in allowed:
+            return (
+                RefusalReason.NOT_ALLOWED,
+                f"{extension.extended_by!r} may not extend call {call_id!r}; allowed:"
+                f" {', '.join(allowed)}",
+            )
+        if self._extended + seconds > limit:
+            return (
+                RefusalReason.NOT_ALLOWED,
+                f"call {call_id!r} may be extended by {limit:g} s in all; {self._extended:g} s"
+                f" are used, {seconds:g} s more is too much",
+            )
+        return None
+
     @workflow.update(name=WITHDRAW_QUESTION)
     async def withdraw_question(self, withdrawal: WithdrawInput) -> WithdrawReceipt:
         """Withdraw the pending question: the call ends WITHDRAWN (not a denial)."""
@@ -1194,6 +1321,11 @@ def _rule_rejection(
     if not isinstance(reason, RefusalReason) or not isinstance(message, str):
         reason, message = RefusalReason.NOT_WAITING, "the call is not waiting for input"
     return ApplicationError(message, reason.value, type="ReevaluateRefused", non_retryable=True)
+
+
+def _extension_rejection(refused: tuple[RefusalReason, str] | None) -> ApplicationError:
+    reason, message = refused or (RefusalReason.NOT_WAITING, "no question is waiting")
+    return ApplicationError(message, reason.value, type="ExtensionRefused", non_retryable=True)
 
 
 def _withdrawal_rejection(refused: tuple[RefusalReason, str] | None) -> ApplicationError:

@@ -14,6 +14,7 @@ import json
 import sys
 import time
 import uuid
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from scope_tool.cli._identity import parse_principal
@@ -574,6 +575,29 @@ async def run_withdraw(args: argparse.Namespace) -> int:
     except CallNotFoundError:
         raise CommandError(f"no call with id {args.call_id!r}") from None
     _print(f"withdrew request {receipt.request_id} of call {args.call_id}: it ends WITHDRAWN")
+    return EXIT_OK
+
+
+async def run_extend(args: argparse.Namespace) -> int:
+    """Move the pending question's deadline later (see ``handle.extend``)."""
+    from scope_tool.client import CallNotFoundError, ToolCallsError
+
+    calls = await connect(settings_from_args(args))
+    handle = calls.get(args.call_id)
+    try:
+        receipt = await handle.extend(
+            timedelta(seconds=args.seconds),
+            extended_by=args.by or _default_identity(),
+            request_id=args.request_id,
+        )
+    except CallNotFoundError:
+        raise CommandError(f"no call with id {args.call_id!r}") from None
+    except ToolCallsError as error:
+        raise CommandError(str(error)) from None
+    _print(
+        f"extended request {receipt.request_id} of call {args.call_id}: deadline"
+        f" {receipt.deadline.isoformat(timespec='seconds')}"
+    )
     return EXIT_OK
 
 

@@ -31,6 +31,16 @@ exit codes: 0 done, 1 refused or failed (the call did not complete), 2 bad comma
 """
 
 
+def _positive_seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not 0 < seconds < 10**9:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
+    return seconds
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -262,6 +272,16 @@ def build_parser() -> argparse.ArgumentParser:
     withdraw.add_argument("--by", help="who withdraws (default: the login name)")
     withdraw.add_argument("--request-id", help="the question withdrawn (default: the pending one)")
     add_connection_arguments(withdraw)
+
+    extend = call_command(
+        commands, "extend", "give a waiting call's question more time (its policy's max_extension)"
+    )
+    extend.add_argument(
+        "seconds", type=_positive_seconds, metavar="SECONDS", help="how much later the deadline is"
+    )
+    extend.add_argument("--by", help="who extends (default: the login name)")
+    extend.add_argument("--request-id", help="the question extended (default: the pending one)")
+    add_connection_arguments(extend)
 
     add_history_parser(commands)
     add_token_parser(commands)

@@ -166,9 +166,10 @@ class DeadlineStep:
     """A step a waiting question's deadline took (a policy's ``reminders``, ``escalate_to``).
 
     ``kind`` is ``reminder`` (the question was sent again, ``before_seconds`` before its
-    deadline) or ``escalation`` (the deadline passed unanswered: ``assignees`` may answer now,
-    until the new ``deadline``). ``occasion`` numbers the question's notifications after its
-    first (the channels' announcement occasion).
+    deadline), ``escalation`` (the deadline passed unanswered: ``assignees`` may answer now,
+    until the new ``deadline``) or ``extension`` (``by`` moved the ``deadline`` later; it sends
+    nothing). ``occasion`` numbers the question's notifications after its first (the channels'
+    announcement occasion; an extension keeps the last one).
     """
 
     kind: str
@@ -178,9 +179,10 @@ class DeadlineStep:
     assignees: tuple[str, ...] = ()
     deadline: datetime | None = None
     before_seconds: float | None = None
+    by: str | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
-        """``{kind, request_id, at, occasion, assignees, deadline, before_seconds}``."""
+        """``{kind, request_id, at, occasion, assignees, deadline, before_seconds, by}``."""
         return json_members(self)
 
 

@@ -102,6 +102,7 @@ PINNED: dict[str, list[str]] = {
     "scope_tool.wire": [
         "ANNOUNCE_WORKFLOW",
         "ANSWER",
+        "ASSIGNEE_KEY",
         "AnnounceInput",
         "AnswerInput",
         "AnswerReceipt",
@@ -118,6 +119,9 @@ PINNED: dict[str, list[str]] = {
         "CatalogTool",
         "CheckAnswerInput",
         "CheckAnswerResult",
+        "EXTEND_DEADLINE",
+        "ExtendInput",
+        "ExtendReceipt",
         "FIRST_STOP",
         "NOTIFY_ACTIVITY",
         "NOTIFY_WORKFLOW",

@@ -21,8 +21,9 @@ from policies.policy_tools import REGISTRY, ledger_lines
 from scope_tool import ApprovalPolicy, InvalidPolicyError, Request
 from scope_tool.cli._calls import may_answer_now
 from scope_tool.cli._render import render_status
-from scope_tool.client import AnswerRejectedError, Phase
+from scope_tool.client import AnswerRejectedError, Phase, ToolCallsError
 from scope_tool.testing import start_worker
+from scope_tool.wire import ASSIGNEE_KEY
 
 HOUR = 3600.0
 
@@ -93,6 +94,7 @@ async def test_reminders_and_escalation_each_notify_once_and_the_escalated_group
             policy=policy,
         )
         await wait_until(lambda: receiver.events() == ["awaiting_input"])
+        assert await _assignees(handle) == ["alice", "bob"]
         await env.sleep(timedelta(hours=1, minutes=30))  # past the first reminder (2 h before)
         await wait_until_async(lambda: _has(handle, ["reminder"]))
         # A replay of the history so far takes the same step and sends nothing (the replayer
@@ -104,6 +106,7 @@ async def test_reminders_and_escalation_each_notify_once_and_the_escalated_group
         status = await handle.status()
         assert status.phase is Phase.AWAITING_INPUT
         assert status.allowed_answerers == ("erin", "frank")
+        assert await _assignees(handle) == ["erin", "frank"]
         # `scope-tool pending --for` follows the escalation.
         assert may_answer_now(status, "erin")
         assert not may_answer_now(status, "alice")
@@ -129,6 +132,7 @@ async def test_reminders_and_escalation_each_notify_once_and_the_escalated_group
         await wait_until(lambda: len(receiver.notices) == 5)
         await assert_replays(handle)
         (answer,) = (await handle.status()).answers
+        assert await _assignees(handle) is None  # answered: nobody's to answer
     assert answer.answered_by == "erin"
     assert outcome.phase is Phase.COMPLETED
     assert ledger_lines(ledger) == ["refund o-7 70"]
@@ -140,6 +144,13 @@ async def test_reminders_and_escalation_each_notify_once_and_the_escalated_group
         "finished",
     ]
     assert {n["request_id"] for n in receiver.notices[:4]} == {f"{handle.call_id}/r1"}
+
+
+async def _assignees(handle: Any) -> list[str] | None:
+    """The call's ScopeToolAssignee search attribute (the server's state)."""
+    described = await handle.workflow_handle.describe()
+    value = described.typed_search_attributes.get(ASSIGNEE_KEY)
+    return list(value) if value is not None else None
 
 
 def _about(elapsed: timedelta, *, hours: int) -> bool:
@@ -167,6 +178,7 @@ async def test_the_first_group_may_still_answer_after_escalation_unless_replaced
         await env.sleep(timedelta(hours=3, minutes=1))
         await wait_until_async(lambda: _has(handle, ["escalation"]))
         assert (await handle.status()).allowed_answerers == ("alice", "erin")
+        assert await _assignees(handle) == ["alice", "erin"]
         await handle.answer({"decision": "deny", "reason": "too late"}, answered_by="alice")
         outcome = await handle.result()
     assert outcome.phase is Phase.REJECTED
@@ -232,3 +244,61 @@ def test_the_policy_round_trips_as_json() -> None:
     )
     assert policy.reminders == (2 * HOUR, HOUR)  # earliest first
     assert ApprovalPolicy.from_json_dict(policy.to_json_dict()) == policy
+
+
+async def test_an_allowed_person_extends_the_deadline_and_the_reminders_move_with_it(
+    time_skipping_env: Any, tmp_path: Path
+) -> None:
+    policy = ApprovalPolicy(reminders=(HOUR,), max_extension=2 * HOUR)
+    async with start_worker(time_skipping_env.client, REGISTRY) as started:
+        handle = await started.calls.start(
+            _refund(tmp_path / "ledger"),
+            call_id=f"deadline-{uuid.uuid4()}",
+            answer_timeout=timedelta(hours=2),
+            allowed_answerers=("alice",),
+            policy=policy,
+        )
+        await wait_until_async(lambda: _waiting(handle))
+        with pytest.raises(ToolCallsError, match=r"not_allowed.*'mallory' may not extend"):
+            await handle.extend(timedelta(hours=1), extended_by="mallory")
+        with pytest.raises(ToolCallsError, match="stale_request"):
+            await handle.extend(timedelta(hours=1), extended_by="alice", request_id="other/r1")
+        receipt = await handle.extend(timedelta(hours=1), extended_by="alice")
+        status = await handle.status()
+        assert status.pending is not None
+        asked_at = status.pending.asked_at
+        assert receipt.deadline == asked_at + timedelta(hours=3) == status.pending.deadline
+        with pytest.raises(
+            ToolCallsError, match="may be extended by 7200 s in all; 3600 s are used"
+        ):
+            await handle.extend(timedelta(hours=1, seconds=1), extended_by="alice")
+        outcome = await handle.result()  # the server skips to the extended deadline
+        status = await handle.status()
+    assert outcome.phase is Phase.EXPIRED
+    extension, reminder = status.deadline_steps
+    assert (extension.kind, extension.by) == ("extension", "alice")
+    assert extension.deadline == asked_at + timedelta(hours=3)
+    # The reminder an hour before the deadline came an hour later than first set.
+    assert reminder.kind == "reminder"
+    assert _about(reminder.at - asked_at, hours=2)
+
+
+async def test_a_policy_without_max_extension_refuses_extensions(
+    time_skipping_env: Any, tmp_path: Path
+) -> None:
+    async with start_worker(time_skipping_env.client, REGISTRY) as started:
+        handle = await started.calls.start(
+            _refund(tmp_path / "ledger"),
+            call_id=f"deadline-{uuid.uuid4()}",
+            answer_timeout=timedelta(hours=2),
+            policy=ApprovalPolicy(reminders=(HOUR,)),
+        )
+        await wait_until_async(lambda: _waiting(handle))
+        with pytest.raises(ToolCallsError, match="allows no extension"):
+            await handle.extend(timedelta(minutes=5), extended_by="alice")
+        assert (await handle.status()).deadline_steps == ()
+        await handle.cancel()
+
+
+async def _waiting(handle: Any) -> bool:
+    return (await handle.status()).phase is Phase.AWAITING_INPUT

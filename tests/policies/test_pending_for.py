@@ -6,11 +6,13 @@ import asyncio
 import json
 import os
 import uuid
+from collections.abc import Awaitable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from e2e._cli import CliRun, run_cli
-from helpers.waiting import wait_for_phase
+from helpers.waiting import wait_for_phase, wait_until_async
 
 from policies.policy_tools import ledger_lines
 from scope_tool import ApprovalPolicy, Request
@@ -22,14 +24,25 @@ async def _cli(address: str, task_queue: str, *args: str) -> CliRun:
     return await asyncio.to_thread(run_cli, *args, address=address, env=env)
 
 
-async def _listed(address: str, task_queue: str, name: str) -> set[str]:
-    run = await _cli(address, task_queue, "pending", "--for", name, "--json")
+async def _equal(value: Awaitable[list[str]], expected: list[str]) -> bool:
+    return await value == expected
+
+
+async def _listed(address: str, task_queue: str, name: str, tag: str) -> set[str]:
+    """The calls of this test (their ids carry ``tag``) that `pending --for NAME` lists (other
+    tests' calls in the namespace wait too)."""
+    run = await _cli(address, task_queue, "pending", "--for", name, "--json", "--limit", "1000")
     assert run.code == 0, run.stderr
-    return {entry["call_id"] for entry in json.loads(run.stdout)}
+    return {entry["call_id"] for entry in json.loads(run.stdout) if tag in entry["call_id"]}
 
 
 async def test_pending_for_lists_what_a_person_may_answer_now(
-    calls: ToolCalls, worker: Any, temporal_address: str, task_queue: str, tmp_path: Path
+    calls: ToolCalls,
+    worker: Any,
+    temporal_client: Any,
+    temporal_address: str,
+    task_queue: str,
+    tmp_path: Path,
 ) -> None:
     ledger = tmp_path / "ledger"
 
@@ -37,7 +50,7 @@ async def test_pending_for_lists_what_a_person_may_answer_now(
         arguments = {"ledger": str(ledger), "order": order, "amount": 5}
         return Request(name="refund", arguments=json.dumps(arguments))
 
-    tag = uuid.uuid4()
+    tag = str(uuid.uuid4())
     for_alice = await calls.start(
         refund("o-1"), call_id=f"for-alice-{tag}", allowed_answerers=("alice",)
     )
@@ -52,21 +65,65 @@ async def test_pending_for_lists_what_a_person_may_answer_now(
         await wait_for_phase(handle, Phase.AWAITING_INPUT)
     await vote.answer({"decision": "approve"}, answered_by="alice")  # alice has voted
     everyone = {h.call_id for h in (for_alice, for_bob, anyone, vote)}
-    assert await _listed(temporal_address, task_queue, "alice") == {
+    assert await _listed(temporal_address, task_queue, "alice", tag) == {
         for_alice.call_id,
         anyone.call_id,
     }
-    assert await _listed(temporal_address, task_queue, "bob") == {
+    assert await _listed(temporal_address, task_queue, "bob", tag) == {
         for_bob.call_id,
         anyone.call_id,
         vote.call_id,
     }
-    assert await _listed(temporal_address, task_queue, "zed") == {anyone.call_id}
-    table = await _cli(temporal_address, task_queue, "pending", "--for", "bob")
+    assert await _listed(temporal_address, task_queue, "zed", tag) == {anyone.call_id}
+    table = await _cli(temporal_address, task_queue, "pending", "--for", "bob", "--limit", "1000")
     assert for_bob.call_id in table.stdout
     assert for_alice.call_id not in table.stdout
-    plain = await _cli(temporal_address, task_queue, "pending", "--json")
-    assert {entry["call_id"] for entry in json.loads(plain.stdout)} == everyone
-    for handle in (for_alice, for_bob, anyone, vote):
+    # A call with deadline steps carries its assignees as a search attribute: "waiting for
+    # carol" is one query (the Web UI's too).
+    timed = await calls.start(
+        refund("o-5"),
+        call_id=f"timed-{tag}",
+        allowed_answerers=("carol",),
+        answer_timeout=timedelta(hours=1),
+        policy=ApprovalPolicy(reminders=(1800,), max_extension=600),
+    )
+    await wait_for_phase(timed, Phase.AWAITING_INPUT)
+    everyone.add(timed.call_id)
+    query = f'ScopeToolAssignee = "carol" AND TaskQueue = "{task_queue}"'
+
+    async def found() -> list[str]:
+        return [each.id async for each in temporal_client.list_workflows(query)]
+
+    await wait_until_async(lambda: _equal(found(), [timed.call_id]))
+    assert await _listed(temporal_address, task_queue, "carol", tag) == {
+        timed.call_id,
+        anyone.call_id,
+        vote.call_id,  # a voter who has not voted
+    }
+    # `scope-tool extend`: a person allowed to answer adds time, up to the policy's total.
+    extended = await _cli(
+        temporal_address, task_queue, "extend", timed.call_id, "300", "--by", "carol"
+    )
+    assert extended.code == 0, extended.stderr
+    assert f"extended request {timed.call_id}/r1" in extended.stdout
+    too_much = await _cli(
+        temporal_address, task_queue, "extend", timed.call_id, "301", "--by", "carol"
+    )
+    assert too_much.code == 1
+    assert "may be extended by 600 s in all; 300 s are used" in too_much.stderr
+    stranger = await _cli(
+        temporal_address, task_queue, "extend", timed.call_id, "10", "--by", "zed"
+    )
+    assert "'zed' may not extend" in stranger.stderr
+    no_deadline = await _cli(
+        temporal_address, task_queue, "extend", for_alice.call_id, "10", "--by", "alice"
+    )
+    assert "has no question with a deadline waiting" in no_deadline.stderr
+    status = await timed.status()
+    assert [(s.kind, s.by) for s in status.deadline_steps] == [("extension", "carol")]
+    plain = await _cli(temporal_address, task_queue, "pending", "--json", "--limit", "1000")
+    listed = {entry["call_id"] for entry in json.loads(plain.stdout)}
+    assert {each for each in listed if tag in each} == everyone
+    for handle in (for_alice, for_bob, anyone, vote, timed):
         await handle.cancel()
     assert ledger_lines(ledger) == []

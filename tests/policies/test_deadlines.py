@@ -5,11 +5,8 @@ and the escalated group's answer decides."""
 from __future__ import annotations
 
 import json
-import threading
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +15,7 @@ from helpers.replay import assert_replays
 from helpers.waiting import wait_until, wait_until_async
 
 from policies.policy_tools import REGISTRY, ledger_lines
+from policies.webhook_receiver import Receiver
 from scope_tool import ApprovalPolicy, InvalidPolicyError, Request
 from scope_tool.cli._calls import may_answer_now
 from scope_tool.cli._render import render_status
@@ -26,40 +24,6 @@ from scope_tool.testing import start_worker
 from scope_tool.wire import ASSIGNEE_KEY
 
 HOUR = 3600.0
-
-
-class _Receiver:
-    """A webhook receiver that keeps every notice it is sent."""
-
-    def __init__(self) -> None:
-        self.notices: list[dict[str, Any]] = []
-        received = self.notices
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers["Content-Length"])
-                received.append(json.loads(self.rfile.read(length)))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-
-    def events(self) -> list[str]:
-        return [notice["event"] for notice in self.notices]
-
-
-@pytest.fixture
-def receiver() -> Iterator[_Receiver]:
-    receiver = _Receiver()
-    thread = threading.Thread(target=receiver.server.serve_forever, daemon=True)
-    thread.start()
-    yield receiver
-    receiver.server.shutdown()
-    receiver.server.server_close()
 
 
 def _refund(ledger: Path) -> Request:
@@ -73,7 +37,7 @@ async def _steps(handle: Any) -> list[str]:
 
 
 async def test_reminders_and_escalation_each_notify_once_and_the_escalated_group_decides(
-    time_skipping_env: Any, receiver: _Receiver, tmp_path: Path
+    time_skipping_env: Any, receiver: Receiver, tmp_path: Path
 ) -> None:
     ledger = tmp_path / "ledger"
     policy = ApprovalPolicy(

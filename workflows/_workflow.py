@@ -65,6 +65,7 @@ with workflow.unsafe.imports_passed_through():
         CALL_TOOL_ACTIVITY,
         CALL_TOOL_HERE_ACTIVITY,
         CHECK_ANSWER_ACTIVITY,
+        DELEGATE_QUESTION,
         EXTEND_DEADLINE,
         FIRST_STOP,
         NOT_SERVED_HERE,
@@ -83,6 +84,7 @@ with workflow.unsafe.imports_passed_through():
         CallToolInput,
         CheckAnswerInput,
         CheckAnswerResult,
+        DelegateInput,
         ExtendInput,
         ExtendReceipt,
         NotifyInput,
@@ -492,8 +494,8 @@ class ToolCallWorkflow:
         except TimeoutError:
             return None
         finally:
-            if steps:
-                self._show_assignees(())
+            # Unset once answered (nothing to write, so no event, when it was never set).
+            self._show_assignees(())
         return self._answer
 
     def _show_assignees(self, assignees: Sequence[str]) -> None:
@@ -711,7 +713,7 @@ class ToolCallWorkflow:
 
     def _notify(
         self,
-        event: Literal["awaiting_input", "finished", "reminder", "escalated"],
+        event: Literal["awaiting_input", "finished", "reminder", "escalated", "delegated"],
         *,
         occasion: int = 0,
     ) -> None:
@@ -1089,6 +1091,98 @@ class ToolCallWorkflow:
             del self._refused[0]
             self._refused_dropped += 1
 
+    @workflow.update(name=DELEGATE_QUESTION)
+    def delegate_question(self, delegation: DelegateInput) -> str:
+        """Hand the pending question from one assignee to others (recorded; they are notified,
+        and the ScopeToolAssignee attribute follows)."""
+        refused = self._delegation_refusal(delegation)
+        question = self._question
+        if refused is not None or question is None:
+            raise _delegation_rejection(refused)
+        kept = tuple(
+            each for each in self._call.allowed_answerers if each != delegation.delegated_by
+        )
+        allowed = kept + tuple(each for each in delegation.to if each not in kept)
+        self._call = replace(self._call, allowed_answerers=allowed)
+        pending = question.pending
+        occasion = self._occasion(pending.request_id)
+        self._deadline_steps.append(
+            DeadlineStep(
+                kind="delegation",
+                request_id=pending.request_id,
+                at=workflow.now(),
+                occasion=occasion,
+                assignees=tuple(delegation.to),
+                deadline=pending.deadline,
+                by=delegation.delegated_by,
+            )
+        )
+        self._show_assignees(allowed)
+        self._notify("delegated", occasion=occasion)
+        self._announce(pending, occasion=occasion, to=tuple(delegation.to))
+        return pending.request_id
+
+    @delegate_question.validator
+    def validate_delegate_question(self, delegation: DelegateInput) -> None:
+        """Refuse a delegation the call cannot take (see ``_delegation_refusal``)."""
+        refused = self._delegation_refusal(delegation)
+        if refused is not None:
+            raise _delegation_rejection(refused)
+
+    def _delegation_refusal(self, delegation: DelegateInput) -> tuple[RefusalReason, str] | None:
+        """Why a delegation is refused, or ``None``: a question must be pending (the one
+        named), on a call that names who may answer (not a vote), by one of them, to 1 to 32
+        well-formed names."""
+        call = self._call
+        call_id = call.call_id
+        to: object = delegation.to
+        if (
+            isinstance(to, str)
+            or not isinstance(to, tuple | list)
+            or not 1 <= len(to) <= 32
+            or not all(
+                isinstance(each, str) and each.strip() and len(each) <= 256 and each.isprintable()
+                for each in to
+            )
+        ):
+            return (
+                RefusalReason.INVALID_JSON,
+                f"a delegation names 1 to 32 people to hand the question to, got {to!r:.120}",
+            )
+        if self._phase.is_terminal:
+            return (
+                RefusalReason.FINISHED,
+                f"call {call_id!r} has finished ({self._phase.value}); there is nothing to"
+                " delegate",
+            )
+        pending = self._pending
+        if pending is None or self._answered():
+            return (RefusalReason.NOT_WAITING, f"call {call_id!r} is not waiting for input")
+        if delegation.request_id is not None and delegation.request_id != pending.request_id:
+            return (
+                RefusalReason.STALE_REQUEST,
+                f"request {delegation.request_id!r} is not the pending one; call {call_id!r} now"
+                f" waits on {pending.request_id!r}",
+            )
+        if call.policy is not None and call.policy.is_quorum:
+            return (
+                RefusalReason.NOT_ALLOWED,
+                f"call {call_id!r} is decided by a vote; its voters are the policy's",
+            )
+        if call.require_verified:
+            return (
+                RefusalReason.NOT_VERIFIED,
+                f"call {call_id!r} requires a verified identity, which a delegation does not carry",
+            )
+        allowed = call.allowed_answerers
+        if not allowed or delegation.delegated_by not in allowed:
+            return (
+                RefusalReason.NOT_ALLOWED,
+                f"{delegation.delegated_by!r} is not an assignee of call {call_id!r}"
+                + (f"; assignees: {', '.join(allowed)}" if allowed else " (anyone may answer)"),
+            )
+        return None
+
     @workflow.update(name=EXTEND_DEADLINE)
     def extend_deadline(self, extension: ExtendInput) -> ExtendReceipt:
         """Move the pending question's deadline later (recorded; reminders not sent yet move
@@ -1321,6 +1415,11 @@ def _rule_rejection(
     if not isinstance(reason, RefusalReason) or not isinstance(message, str):
         reason, message = RefusalReason.NOT_WAITING, "the call is not waiting for input"
     return ApplicationError(message, reason.value, type="ReevaluateRefused", non_retryable=True)
+
+
+def _delegation_rejection(refused: tuple[RefusalReason, str] | None) -> ApplicationError:
+    reason, message = refused or (RefusalReason.NOT_WAITING, "no question is waiting")
+    return ApplicationError(message, reason.value, type="DelegationRefused", non_retryable=True)
 
 
 def _extension_rejection(refused: tuple[RefusalReason, str] | None) -> ApplicationError:

@@ -578,6 +578,26 @@ async def run_withdraw(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def run_delegate(args: argparse.Namespace) -> int:
+    """Hand the pending question to others (see ``handle.delegate``)."""
+    from scope_tool.client import CallNotFoundError, ToolCallsError
+
+    calls = await connect(settings_from_args(args))
+    handle = calls.get(args.call_id)
+    try:
+        request_id = await handle.delegate(
+            args.to, delegated_by=args.by, request_id=args.request_id
+        )
+    except CallNotFoundError:
+        raise CommandError(f"no call with id {args.call_id!r}") from None
+    except ValueError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+    except ToolCallsError as error:
+        raise CommandError(str(error)) from None
+    _print(f"delegated request {request_id} of call {args.call_id} to {', '.join(args.to)}")
+    return EXIT_OK
+
+
 async def run_extend(args: argparse.Namespace) -> int:
     """Move the pending question's deadline later (see ``handle.extend``)."""
     from scope_tool.client import CallNotFoundError, ToolCallsError

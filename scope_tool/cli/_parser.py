@@ -283,6 +283,16 @@ def build_parser() -> argparse.ArgumentParser:
     extend.add_argument("--request-id", help="the question extended (default: the pending one)")
     add_connection_arguments(extend)
 
+    delegate = call_command(
+        commands, "delegate", "hand a waiting call's question to someone else (as its assignee)"
+    )
+    delegate.add_argument("to", nargs="+", metavar="NAME", help="who may answer instead")
+    delegate.add_argument(
+        "--by", required=True, help="the assignee handing it over (one of the call's answerers)"
+    )
+    delegate.add_argument("--request-id", help="the question delegated (default: the pending one)")
+    add_connection_arguments(delegate)
+
     add_history_parser(commands)
     add_token_parser(commands)
     add_codec_server_parser(commands)

@@ -40,6 +40,7 @@ __all__ = [
     "CHANNELS",
     "CHECK_ANSWER_ACTIVITY",
     "CONTRACT_QUEUE_DIGEST_CHARS",
+    "DELEGATE_QUESTION",
     "EXTEND_DEADLINE",
     "FIRST_STOP",
     "NOTIFY_ACTIVITY",
@@ -68,6 +69,7 @@ __all__ = [
     "CatalogTool",
     "CheckAnswerInput",
     "CheckAnswerResult",
+    "DelegateInput",
     "ExtendInput",
     "ExtendReceipt",
     "NotifyDelivery",
@@ -135,6 +137,8 @@ Until then the attribute keeps AWAITING_INPUT (the status query says RUNNING at 
 rounds end sooner, and then one search-attribute write per answer is saved (an event and a
 visibility update, the largest part of what an answer cost beyond bare Temporal)."""
 WITHDRAW_QUESTION: Final = "withdraw_question"
+DELEGATE_QUESTION: Final = "delegate_question"
+"""The update by which an assignee hands the pending question to others (:class:`DelegateInput`)."""
 EXTEND_DEADLINE: Final = "extend_deadline"
 """The update that extends the pending question's deadline (:class:`ExtendInput`)."""
 """Update (:class:`WithdrawInput`): the caller or an operator withdraws the pending question; the
@@ -305,6 +309,19 @@ class ReevaluateReceipt:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DelegateInput:
+    """A hand-over of the pending question (update ``delegate_question``, which returns the
+    question's request id)."""
+
+    to: tuple[str, ...]
+    """Who may answer instead of the delegating assignee (1 to 32 names)."""
+    delegated_by: str
+    """The assignee handing it over: one of the call's named answerers now."""
+    request_id: str | None = None
+    """The question delegated; ``None`` means the one pending now."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExtendInput:
     """An extension of the pending question's deadline (update ``extend_deadline``)."""
 
@@ -470,7 +487,7 @@ class NotifyInput:
     """A webhook notification (POSTed as JSON to ``url``)."""
 
     url: str
-    event: Literal["awaiting_input", "finished", "reminder", "escalated"]
+    event: Literal["awaiting_input", "finished", "reminder", "escalated", "delegated"]
     call_id: str
     tool: str
     phase: str

@@ -167,8 +167,8 @@ class DeadlineStep:
 
     ``kind`` is ``reminder`` (the question was sent again, ``before_seconds`` before its
     deadline), ``escalation`` (the deadline passed unanswered: ``assignees`` may answer now,
-    until the new ``deadline``) or ``extension`` (``by`` moved the ``deadline`` later; it sends
-    nothing). ``occasion`` numbers the question's notifications after its first (the channels'
+    until the new ``deadline``), ``extension`` (``by`` moved the ``deadline`` later; it sends
+    nothing) or ``delegation`` (the assignee ``by`` handed the question to ``assignees``). ``occasion`` numbers the question's notifications after its first (the channels'
     announcement occasion; an extension keeps the last one).
     """
 

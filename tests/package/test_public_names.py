@@ -119,6 +119,8 @@ PINNED: dict[str, list[str]] = {
         "CatalogTool",
         "CheckAnswerInput",
         "CheckAnswerResult",
+        "DELEGATE_QUESTION",
+        "DelegateInput",
         "EXTEND_DEADLINE",
         "ExtendInput",
         "ExtendReceipt",

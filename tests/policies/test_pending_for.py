@@ -11,12 +11,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from e2e._cli import CliRun, run_cli
 from helpers.waiting import wait_for_phase, wait_until_async
 
 from policies.policy_tools import ledger_lines
 from scope_tool import ApprovalPolicy, Request
-from scope_tool.client import Phase, ToolCalls
+from scope_tool.client import AnswerRejectedError, Phase, ToolCalls
 
 
 async def _cli(address: str, task_queue: str, *args: str) -> CliRun:
@@ -121,6 +122,31 @@ async def test_pending_for_lists_what_a_person_may_answer_now(
     assert "has no question with a deadline waiting" in no_deadline.stderr
     status = await timed.status()
     assert [(s.kind, s.by) for s in status.deadline_steps] == [("extension", "carol")]
+    # `scope-tool delegate`: carol hands the question to dave; pending and the attribute follow.
+    not_hers = await _cli(
+        temporal_address, task_queue, "delegate", for_bob.call_id, "dave", "--by", "carol"
+    )
+    assert not_hers.code == 1
+    assert "'carol' is not an assignee" in not_hers.stderr
+    delegated = await _cli(
+        temporal_address, task_queue, "delegate", timed.call_id, "dave", "--by", "carol"
+    )
+    assert delegated.code == 0, delegated.stderr
+    assert await _listed(temporal_address, task_queue, "dave", tag) == {
+        timed.call_id,
+        anyone.call_id,
+    }
+    assert timed.call_id not in await _listed(temporal_address, task_queue, "carol", tag)
+    dave = f'ScopeToolAssignee = "dave" AND TaskQueue = "{task_queue}"'
+
+    async def found_dave() -> list[str]:
+        return [each.id async for each in temporal_client.list_workflows(dave)]
+
+    await wait_until_async(lambda: _equal(found_dave(), [timed.call_id]))
+    with pytest.raises(AnswerRejectedError, match="may not answer"):
+        await timed.answer({"decision": "approve"}, answered_by="carol")
+    steps = (await timed.status()).deadline_steps
+    assert [(s.kind, s.by, s.assignees) for s in steps][-1] == ("delegation", "carol", ("dave",))
     plain = await _cli(temporal_address, task_queue, "pending", "--json", "--limit", "1000")
     listed = {entry["call_id"] for entry in json.loads(plain.stdout)}
     assert {each for each in listed if tag in each} == everyone

@@ -441,7 +441,7 @@ class ToolCallWorkflow:
 
     async def _wait_for_answer(self, input_request: bytes) -> AnswerRecord | None:
         if self._call is not self._started_call:
-            self._call = self._started_call  # an escalation ends with its question
+            self._call = self._started_call  # an escalation or delegation ends with its question
         call = self._call
         request = read_question(input_request)
         asked_at = workflow.now()
@@ -496,11 +496,13 @@ class ToolCallWorkflow:
         finally:
             # Unset once answered (nothing to write, so no event, when it was never set).
             self._show_assignees(())
+            self._deadline = None
         return self._answer
 
     def _show_assignees(self, assignees: Sequence[str]) -> None:
-        """Write who may answer now to the ScopeToolAssignee attribute (only calls whose policy
-        has deadline steps: it is an event, and those calls' histories are new)."""
+        """Write who may answer now to the ScopeToolAssignee attribute: only calls whose policy
+        has deadline steps, or a delegated question (a write is an event; those histories are
+        new, so no replay of an older call meets it)."""
         names = list(assignees)
         if names == self._assignees:
             return
@@ -515,8 +517,8 @@ class ToolCallWorkflow:
     async def _wait_with_steps(self, policy: ApprovalPolicy, deadline: datetime) -> None:
         """Wait for the answer through the policy's reminders, its deadline and escalation.
 
-        Only calls whose policy has reminders or ``escalate_to`` come here (their input says
-        so, so no patch marker is needed); each step is a timer in the call's history, so a
+        Only calls whose policy has reminders, ``escalate_to`` or ``max_extension`` come here
+        (their input says so, so no patch marker is needed); each step is a timer in the call's history, so a
         replay or a restarted worker takes the same steps and sends nothing twice (each notice
         is a child workflow whose id names the question and its occasion).
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -100,13 +101,10 @@ async def test_reminders_and_escalation_each_notify_once_and_the_escalated_group
     assert answer.answered_by == "erin"
     assert outcome.phase is Phase.COMPLETED
     assert ledger_lines(ledger) == ["refund o-7 70"]
-    assert receiver.events() == [
-        "awaiting_input",
-        "reminder",
-        "reminder",
-        "escalated",
-        "finished",
-    ]
+    # Each notice is its own child workflow, delivered in no fixed order: count them.
+    assert Counter(receiver.events()) == Counter(
+        {"awaiting_input": 1, "reminder": 2, "escalated": 1, "finished": 1}
+    )
     assert {n["request_id"] for n in receiver.notices[:4]} == {f"{handle.call_id}/r1"}
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Final, Literal, cast
 
 from scope_tool._ijson import check_ijson
@@ -41,6 +42,22 @@ __all__ = [
 MAX_POLICY_NAMES: Final = 256
 """Most voter and group names one policy may list (a policy travels in every call's input)."""
 _MAX_NAME: Final = 256
+
+_MAX_REMINDERS: Final = 20
+_JSON_MEMBERS: Final = (
+    "quorum",
+    "voters",
+    "groups",
+    "deny_ends",
+    "rules",
+    "shadow",
+    "expiry_answer",
+    "reminders",
+    "escalate_to",
+    "escalation_timeout",
+    "escalation_replaces",
+    "max_extension",
+)
 
 VoteKind = Literal["approve", "deny", "edit", "answer"]
 
@@ -66,6 +83,14 @@ def _name(value: object, what: str) -> str:
     if any(ord(char) < 32 or ord(char) == 127 for char in value):
         raise InvalidPolicyError(f"{what} must not contain control characters, got {value!r}")
     return value
+
+
+def _seconds(value: object, what: str) -> float:
+    if isinstance(value, timedelta):
+        value = value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 10**9:
+        raise InvalidPolicyError(f"{what} must be a positive number of seconds, got {value!r}")
+    return float(value)
 
 
 def _names(values: object, what: str) -> tuple[str, ...]:
@@ -123,6 +148,17 @@ class ApprovalPolicy:
             safe default, e.g. ``'{"decision": "deny", "reason": "no answer in time"}'``);
             ``None``: the call ends EXPIRED. It must satisfy the question's schema when the
             deadline comes, else the call ends EXPIRED saying so.
+        reminders: offsets before the answer deadline, in seconds (a ``timedelta`` is taken),
+            at each of which the waiting question is sent again once (webhook ``reminder``,
+            the call's channels); each must be shorter than the call's ``answer_timeout``.
+        escalate_to: who may answer once the deadline passes unanswered: the question is sent
+            to them, and a new deadline ``escalation_timeout`` starts (empty: no escalation).
+        escalation_timeout: the escalated question's deadline, in seconds (a ``timedelta`` is
+            taken); required with ``escalate_to``. When it passes, the call expires as usual.
+        escalation_replaces: after escalation only ``escalate_to`` may answer (off: the first
+            answerers may still answer too).
+        max_extension: how much, in seconds in all, people allowed to answer may extend a
+            question's deadline (``ToolCallHandle.extend``); ``None``: no extension.
 
     Raises:
         InvalidPolicyError: a field is malformed, or the quorum cannot be met by the voters
@@ -136,8 +172,14 @@ class ApprovalPolicy:
     rules: tuple[Rule, ...] = ()
     shadow: bool = False
     expiry_answer: str | None = None
+    reminders: tuple[float, ...] = ()
+    escalate_to: tuple[str, ...] = ()
+    escalation_timeout: float | None = None
+    escalation_replaces: bool = False
+    max_extension: float | None = None
 
     def __post_init__(self) -> None:
+        self._check_deadlines()
         if isinstance(self.quorum, bool) or not isinstance(self.quorum, int) or self.quorum < 1:
             raise InvalidPolicyError(
                 f"quorum must be a whole number of at least 1, got {self.quorum!r}"
@@ -192,6 +234,69 @@ class ApprovalPolicy:
                 f" {self.quorum}: raise the quorum to at least {needed}"
             )
 
+    def _check_deadlines(self) -> None:
+        reminders: object = self.reminders
+        if isinstance(reminders, str | bytes) or not isinstance(reminders, Sequence):
+            raise InvalidPolicyError(f"reminders must be a sequence of offsets, got {reminders!r}")
+        offsets = tuple(_seconds(each, "each of reminders") for each in reminders)
+        if len(set(offsets)) != len(offsets):
+            raise InvalidPolicyError(f"reminders names an offset more than once: {offsets!r}")
+        if len(offsets) > _MAX_REMINDERS:
+            raise InvalidPolicyError(
+                f"a policy has at most {_MAX_REMINDERS} reminders, got {len(offsets)}"
+            )
+        # Earliest first: the largest offset before the deadline comes first.
+        object.__setattr__(self, "reminders", tuple(sorted(offsets, reverse=True)))
+        object.__setattr__(self, "escalate_to", _names(self.escalate_to, "escalate_to"))
+        if self.escalation_timeout is not None:
+            object.__setattr__(
+                self,
+                "escalation_timeout",
+                _seconds(self.escalation_timeout, "escalation_timeout"),
+            )
+        if self.escalate_to and self.escalation_timeout is None:
+            raise InvalidPolicyError("escalate_to needs an escalation_timeout (the new deadline)")
+        if self.escalation_timeout is not None and not self.escalate_to:
+            raise InvalidPolicyError("escalation_timeout needs escalate_to (who is asked then)")
+        if self.max_extension is not None:
+            object.__setattr__(self, "max_extension", _seconds(self.max_extension, "max_extension"))
+        if not isinstance(self.escalation_replaces, bool):
+            raise InvalidPolicyError(
+                f"escalation_replaces must be a bool, got {self.escalation_replaces!r}"
+            )
+        if self.escalate_to and (self.quorum > 1 or self.groups or self.voters):
+            raise InvalidPolicyError(
+                "escalate_to cannot be combined with a quorum or named voters: an escalated"
+                " question is decided by one answer of the escalated group"
+            )
+
+    def check_deadline(self, answer_timeout: timedelta | None) -> None:
+        """Refuse reminders or escalation a call's answer deadline cannot carry.
+
+        Raises:
+            InvalidPolicyError: reminders or escalation without an ``answer_timeout``, or a
+                reminder not shorter than it.
+        """
+        if not self.has_deadline_steps:
+            return
+        if answer_timeout is None:
+            raise InvalidPolicyError(
+                "reminders, escalate_to and max_extension need the call's answer_timeout (the"
+                " deadline they count from)"
+            )
+        limit = answer_timeout.total_seconds()
+        late = [each for each in self.reminders if each >= limit]
+        if late:
+            raise InvalidPolicyError(
+                f"reminders must fall before the deadline: offset(s) {late!r} seconds are not"
+                f" shorter than the answer_timeout of {limit!r} seconds"
+            )
+
+    @property
+    def has_deadline_steps(self) -> bool:
+        """Whether a waiting question has reminders, escalation or extensions (its own timers)."""
+        return bool(self.reminders or self.escalate_to or self.max_extension)
+
     @property
     def eligible(self) -> tuple[str, ...]:
         """Everyone the policy names (voters, then group members, each once); empty: anyone."""
@@ -218,6 +323,11 @@ class ApprovalPolicy:
             "rules": [rule.to_json_dict() for rule in self.rules],
             "shadow": self.shadow,
             "expiry_answer": self.expiry_answer,
+            "reminders": list(self.reminders),
+            "escalate_to": list(self.escalate_to),
+            "escalation_timeout": self.escalation_timeout,
+            "escalation_replaces": self.escalation_replaces,
+            "max_extension": self.max_extension,
         }
 
     @classmethod
@@ -229,15 +339,18 @@ class ApprovalPolicy:
         """
         if not isinstance(value, dict):
             raise InvalidPolicyError(f"a policy must be a JSON object, got {value!r}")
-        unknown = sorted(
-            set(value)
-            - {"quorum", "voters", "groups", "deny_ends", "rules", "shadow", "expiry_answer"}
-        )
+        unknown = sorted(set(value) - set(_JSON_MEMBERS))
         if unknown:
             raise InvalidPolicyError(
-                f"unknown policy member(s) {', '.join(unknown)}; a policy has quorum, voters,"
-                " groups, deny_ends, rules, shadow and expiry_answer"
+                f"unknown policy member(s) {', '.join(unknown)}; a policy has"
+                f" {', '.join(_JSON_MEMBERS[:-1])} and {_JSON_MEMBERS[-1]}"
             )
+        reminders = value.get("reminders", [])
+        if not isinstance(reminders, list):
+            raise InvalidPolicyError(f"reminders must be a list of seconds, got {reminders!r}")
+        escalate_to = value.get("escalate_to", [])
+        if not isinstance(escalate_to, list):
+            raise InvalidPolicyError(f"escalate_to must be a list of names, got {escalate_to!r}")
         rules = value.get("rules", [])
         if not isinstance(rules, list):
             raise InvalidPolicyError(f"rules must be a list, got {rules!r}")
@@ -265,6 +378,11 @@ class ApprovalPolicy:
             rules=tuple(Rule.from_json_dict(each) for each in rules),
             shadow=value.get("shadow", False),
             expiry_answer=value.get("expiry_answer"),
+            reminders=tuple(reminders),
+            escalate_to=tuple(escalate_to),
+            escalation_timeout=value.get("escalation_timeout"),
+            escalation_replaces=value.get("escalation_replaces", False),
+            max_extension=value.get("max_extension"),
         )
 
     def evaluate(

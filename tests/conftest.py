@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-_SEARCH_ATTRIBUTES = ("ScopeToolName", "ScopeToolPhase")
+_SEARCH_ATTRIBUTES = ("ScopeToolName", "ScopeToolPhase", "ScopeToolAssignee=KeywordList")
 
 
 def _data_converter() -> Any:

@@ -52,15 +52,24 @@ class Notices:
         """``"{event}: {what went wrong}"`` for each notice known to have failed."""
         return tuple(self._errors)
 
-    def send(self, notice: NotifyInput, *, round_number: int, metric_tool: str) -> None:
-        """Start delivering ``notice`` without waiting for it."""
+    def send(
+        self, notice: NotifyInput, *, round_number: int, metric_tool: str, occasion: int = 0
+    ) -> None:
+        """Start delivering ``notice`` without waiting for it; ``occasion`` (a reminder's or an
+        escalation's number within the round) makes its id its own."""
         if not workflow.patched(_BY_CHILD):
             self._legacy.append(asyncio.ensure_future(self._run_activity(notice)))
             return
         started: _Started = asyncio.get_running_loop().create_future()
         self._starting.append(
             asyncio.ensure_future(
-                self._start(notice, started, round_number=round_number, metric_tool=metric_tool)
+                self._start(
+                    notice,
+                    started,
+                    round_number=round_number,
+                    metric_tool=metric_tool,
+                    occasion=occasion,
+                )
             )
         )
         if notice.event == "awaiting_input":
@@ -93,7 +102,13 @@ class Notices:
             await asyncio.gather(*self._legacy)
 
     async def _start(
-        self, notice: NotifyInput, started: _Started, *, round_number: int, metric_tool: str
+        self,
+        notice: NotifyInput,
+        started: _Started,
+        *,
+        round_number: int,
+        metric_tool: str,
+        occasion: int,
     ) -> None:
         try:
             handle = await workflow.start_child_workflow(
@@ -104,7 +119,8 @@ class Notices:
                     attempts=NOTIFY_ATTEMPTS,
                     metric_tool=metric_tool,
                 ),
-                id=f"{self._call.call_id}/notify/{notice.event}/r{round_number}",
+                id=f"{self._call.call_id}/notify/{notice.event}/r{round_number}"
+                + (f"/{occasion}" if occasion else ""),
                 parent_close_policy=workflow.ParentClosePolicy.ABANDON,
                 static_summary=f"notify {notice.event} of {self._call.call_id}",
             )

@@ -40,8 +40,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
-from typing import TypeVar, cast
+from datetime import datetime, timedelta
+from typing import Literal, TypeVar, cast
 
 from temporalio import workflow
 from temporalio.common import RawValue, RetryPolicy
@@ -57,13 +57,16 @@ with workflow.unsafe.imports_passed_through():
     import json
     from typing import assert_never
 
-    from scope_tool import FailureKind, InputRequest, Output
+    from scope_tool import ApprovalPolicy, FailureKind, InputRequest, Output
     from scope_tool._definition import NAME_PATTERN
     from scope_tool.wire import (
         ANSWER,
+        ASSIGNEE_KEY,
         CALL_TOOL_ACTIVITY,
         CALL_TOOL_HERE_ACTIVITY,
         CHECK_ANSWER_ACTIVITY,
+        DELEGATE_QUESTION,
+        EXTEND_DEADLINE,
         FIRST_STOP,
         NOT_SERVED_HERE,
         PHASE_KEY,
@@ -81,6 +84,9 @@ with workflow.unsafe.imports_passed_through():
         CallToolInput,
         CheckAnswerInput,
         CheckAnswerResult,
+        DelegateInput,
+        ExtendInput,
+        ExtendReceipt,
         NotifyInput,
         ReevaluateInput,
         ReevaluateReceipt,
@@ -106,6 +112,7 @@ with workflow.unsafe.imports_passed_through():
         AnswerRecord,
         CallOutcome,
         CallStatus,
+        DeadlineStep,
         PendingInput,
         Phase,
         RefusedAnswer,
@@ -202,6 +209,14 @@ class ToolCallWorkflow:
     @workflow.init
     def __init__(self, call: ToolCallInput) -> None:
         self._call = call
+        # The call as started: an escalation widens or replaces who may answer one question
+        # (self._call's allowed_answerers); the next question starts from this again.
+        self._started_call = call
+        self._deadline_steps: list[DeadlineStep] = []
+        self._assignees: list[str] = []  # what the ScopeToolAssignee attribute shows
+        # The pending question's deadline and how far it was extended (deadline steps only).
+        self._deadline: datetime | None = None
+        self._extended = 0.0
         self._phase = Phase.RUNNING
         # The phase the ScopeToolPhase attribute shows: it may lag behind _phase only while a
         # round that follows an answer runs (ToolCallInput.running_shown_late).
@@ -432,6 +447,8 @@ class ToolCallWorkflow:
         )
 
     async def _wait_for_answer(self, input_request: bytes) -> AnswerRecord | None:
+        if self._call is not self._started_call:
+            self._call = self._started_call  # an escalation or delegation ends with its question
         call = self._call
         request = read_question(input_request)
         asked_at = workflow.now()
@@ -471,29 +488,161 @@ class ToolCallWorkflow:
             )
         self._set_phase(Phase.AWAITING_INPUT)
         self._show_waiting()
+        steps = call.policy is not None and call.policy.has_deadline_steps
+        if steps:
+            self._show_assignees(call.allowed_answerers)
         self._notify("awaiting_input")
-        if call.channels:
-            self._notices.announce(
-                AnnounceInput(
-                    call_id=call.call_id,
-                    tool=call.tool,
-                    request_id=pending.request_id,
-                    arguments=call.arguments,
-                    prompt=pending.prompt,
-                    response_schema=pending.response_schema,
-                    allowed_answerers=call.allowed_answerers,
-                    channels=call.channels,
-                    deadline=pending.deadline,
-                ),
-                round_number=self._round,
-            )
+        self._announce(pending, occasion=0)
         try:
-            await workflow.wait_condition(
-                lambda: self._answer is not None or self._outcome is not None, timeout=timeout
-            )
+            if timeout is not None and call.policy is not None and steps:
+                await self._wait_with_steps(call.policy, asked_at + timeout)
+            else:
+                await workflow.wait_condition(self._answered, timeout=timeout)
         except TimeoutError:
             return None
+        finally:
+            # Unset once answered (nothing to write, so no event, when it was never set).
+            self._show_assignees(())
+            self._deadline = None
         return self._answer
+
+    def _show_assignees(self, assignees: Sequence[str]) -> None:
+        """Write who may answer now to the ScopeToolAssignee attribute: only calls whose policy
+        has deadline steps, or a delegated question (a write is an event; those histories are
+        new, so no replay of an older call meets it)."""
+        names = list(assignees)
+        if names == self._assignees:
+            return
+        self._assignees = names
+        workflow.upsert_search_attributes(
+            [ASSIGNEE_KEY.value_set(names) if names else ASSIGNEE_KEY.value_unset()]
+        )
+
+    def _answered(self) -> bool:
+        return self._answer is not None or self._outcome is not None
+
+    async def _wait_with_steps(self, policy: ApprovalPolicy, deadline: datetime) -> None:
+        """Wait for the answer through the policy's reminders, its deadline and escalation.
+
+        Only calls whose policy has reminders, ``escalate_to`` or ``max_extension`` come here
+        (their input says so, so no patch marker is needed); each step is a timer in the call's history, so a
+        replay or a restarted worker takes the same steps and sends nothing twice (each notice
+        is a child workflow whose id names the question and its occasion).
+
+        Raises:
+            TimeoutError: the last deadline passed unanswered.
+        """
+        self._deadline = deadline
+        self._extended = 0.0
+        reminders = list(policy.reminders)  # not sent yet, earliest first
+        escalated = False
+        while True:
+            deadline = self._deadline
+            now = workflow.now()
+            # A reminder whose moment has already passed (a workflow task run late) is
+            # dropped, never sent late; an extension moves the ones not sent yet later.
+            reminders = [o for o in reminders if deadline - timedelta(seconds=o) > now]
+            step_at = deadline - timedelta(seconds=reminders[0]) if reminders else deadline
+            try:
+                await workflow.wait_condition(
+                    lambda deadline=deadline: self._answered() or self._deadline != deadline,  # type: ignore[misc]
+                    timeout=max(step_at - now, timedelta(0)),
+                )
+            except TimeoutError:
+                if reminders:
+                    self._remind(reminders.pop(0), deadline)
+                    continue
+                if escalated or not policy.escalate_to:
+                    raise
+                assert policy.escalation_timeout is not None  # the policy checks they go together
+                escalated = True
+                self._deadline = workflow.now() + timedelta(seconds=policy.escalation_timeout)
+                self._escalate(policy, self._deadline)
+                continue
+            if self._answered():
+                return
+
+    def _occasion(self, request_id: str) -> int:
+        """The next notification occasion of the question (1 for its first after asking)."""
+        return 1 + sum(
+            1
+            for each in self._deadline_steps
+            if each.request_id == request_id and each.kind != "extension"
+        )
+
+    def _remind(self, offset: float, deadline: datetime) -> None:
+        """Send the waiting question again, once, and record it."""
+        question = self._question
+        if question is None:
+            return
+        pending = question.pending
+        occasion = self._occasion(pending.request_id)
+        self._deadline_steps.append(
+            DeadlineStep(
+                kind="reminder",
+                request_id=pending.request_id,
+                at=workflow.now(),
+                occasion=occasion,
+                assignees=tuple(self._call.allowed_answerers),
+                deadline=deadline,
+                before_seconds=offset,
+            )
+        )
+        self._notify("reminder", occasion=occasion)
+        self._announce(pending, occasion=occasion)
+
+    def _escalate(self, policy: ApprovalPolicy, deadline: datetime) -> None:
+        """The deadline passed unanswered: ``escalate_to`` may answer now, until ``deadline``."""
+        question = self._question
+        if question is None:
+            return
+        first = tuple(self._call.allowed_answerers)
+        if policy.escalation_replaces or not first:
+            # With no allowed_answerers anyone could answer, and still can unless replaced.
+            allowed = policy.escalate_to if policy.escalation_replaces else ()
+        else:
+            allowed = first + tuple(each for each in policy.escalate_to if each not in first)
+        self._call = replace(self._call, allowed_answerers=allowed)
+        pending = replace(question.pending, deadline=deadline)
+        self._question = replace(question, pending=pending)
+        occasion = self._occasion(pending.request_id)
+        self._deadline_steps.append(
+            DeadlineStep(
+                kind="escalation",
+                request_id=pending.request_id,
+                at=workflow.now(),
+                occasion=occasion,
+                assignees=policy.escalate_to,
+                deadline=deadline,
+            )
+        )
+        self._show_waiting()
+        self._show_assignees(allowed or policy.escalate_to)
+        self._notify("escalated", occasion=occasion)
+        self._announce(pending, occasion=occasion, to=policy.escalate_to)
+
+    def _announce(
+        self, pending: PendingInput, *, occasion: int, to: tuple[str, ...] | None = None
+    ) -> None:
+        """Send a notification of the waiting question through the call's channels."""
+        call = self._call
+        if not call.channels:
+            return
+        self._notices.announce(
+            AnnounceInput(
+                call_id=call.call_id,
+                tool=call.tool,
+                request_id=pending.request_id,
+                arguments=call.arguments,
+                prompt=pending.prompt,
+                response_schema=pending.response_schema,
+                allowed_answerers=call.allowed_answerers if to is None else to,
+                channels=call.channels,
+                deadline=pending.deadline,
+                occasion=occasion,
+            ),
+            round_number=self._round,
+        )
 
     def _expired(self) -> AnswerRecord | str:
         """At the deadline: the policy's default answer (taken, recorded), else why EXPIRED."""
@@ -571,7 +720,12 @@ class ToolCallWorkflow:
 
     # --- notifications -------------------------------------------------------------------
 
-    def _notify(self, event: str) -> None:
+    def _notify(
+        self,
+        event: Literal["awaiting_input", "finished", "reminder", "escalated", "delegated"],
+        *,
+        occasion: int = 0,
+    ) -> None:
         """Send a webhook notice (see ``scope_tool.workflows._notices``); it never fails or delays the call."""
         url = self._call.notify_url
         if url is None:
@@ -580,7 +734,7 @@ class ToolCallWorkflow:
         self._notices.send(
             NotifyInput(
                 url=url,
-                event="finished" if event == "finished" else "awaiting_input",
+                event=event,
                 call_id=self._call.call_id,
                 tool=self._call.tool,
                 phase=self._phase.value,
@@ -589,6 +743,7 @@ class ToolCallWorkflow:
             ),
             round_number=self._round,
             metric_tool=self.metric_tool(),
+            occasion=occasion,
         )
 
     def metric_tool(self) -> str:
@@ -945,6 +1100,191 @@ class ToolCallWorkflow:
             del self._refused[0]
             self._refused_dropped += 1
 
+    @workflow.update(name=DELEGATE_QUESTION)
+    def delegate_question(self, delegation: DelegateInput) -> str:
+        """Hand the pending question from one assignee to others (recorded; they are notified,
+        and the ScopeToolAssignee attribute follows)."""
+        refused = self._delegation_refusal(delegation)
+        question = self._question
+        if refused is not None or question is None:
+            raise _delegation_rejection(refused)
+        kept = tuple(
+            each for each in self._call.allowed_answerers if each != delegation.delegated_by
+        )
+        allowed = kept + tuple(each for each in delegation.to if each not in kept)
+        self._call = replace(self._call, allowed_answerers=allowed)
+        pending = question.pending
+        occasion = self._occasion(pending.request_id)
+        self._deadline_steps.append(
+            DeadlineStep(
+                kind="delegation",
+                request_id=pending.request_id,
+                at=workflow.now(),
+                occasion=occasion,
+                assignees=tuple(delegation.to),
+                deadline=pending.deadline,
+                by=delegation.delegated_by,
+            )
+        )
+        self._show_assignees(allowed)
+        self._notify("delegated", occasion=occasion)
+        self._announce(pending, occasion=occasion, to=tuple(delegation.to))
+        return pending.request_id
+
+    @delegate_question.validator
+    def validate_delegate_question(self, delegation: DelegateInput) -> None:
+        """Refuse a delegation the call cannot take (see ``_delegation_refusal``)."""
+        refused = self._delegation_refusal(delegation)
+        if refused is not None:
+            raise _delegation_rejection(refused)
+
+    def _delegation_refusal(self, delegation: DelegateInput) -> tuple[RefusalReason, str] | None:
+        """Why a delegation is refused, or ``None``: a question must be pending (the one
+        named), on a call that names who may answer (not a vote), by one of them, to 1 to 32
+        well-formed names."""
+        call = self._call
+        call_id = call.call_id
+        to: object = delegation.to
+        if (
+            isinstance(to, str)
+            or not isinstance(to, tuple | list)
+            or not 1 <= len(to) <= 32
+            or not all(
+                isinstance(each, str) and each.strip() and len(each) <= 256 and each.isprintable()
+                for each in to
+            )
+        ):
+            return (
+                RefusalReason.INVALID_JSON,
+                f"a delegation names 1 to 32 people to hand the question to, got {to!r:.120}",
+            )
+        if self._phase.is_terminal:
+            return (
+                RefusalReason.FINISHED,
+                f"call {call_id!r} has finished ({self._phase.value}); there is nothing to"
+                " delegate",
+            )
+        pending = self._pending
+        if pending is None or self._answered():
+            return (RefusalReason.NOT_WAITING, f"call {call_id!r} is not waiting for input")
+        if delegation.request_id is not None and delegation.request_id != pending.request_id:
+            return (
+                RefusalReason.STALE_REQUEST,
+                f"request {delegation.request_id!r} is not the pending one; call {call_id!r} now"
+                f" waits on {pending.request_id!r}",
+            )
+        if call.policy is not None and call.policy.is_quorum:
+            return (
+                RefusalReason.NOT_ALLOWED,
+                f"call {call_id!r} is decided by a vote; its voters are the policy's",
+            )
+        if call.require_verified:
+            return (
+                RefusalReason.NOT_VERIFIED,
+                f"call {call_id!r} requires a verified identity, which a delegation does not carry",
+            )
+        allowed = call.allowed_answerers
+        if not allowed or delegation.delegated_by not in allowed:
+            return (
+                RefusalReason.NOT_ALLOWED,
+                f"{delegation.delegated_by!r} is not an assignee of call {call_id!r}"
+                + (f"; assignees: {', '.join(allowed)}" if allowed else " (anyone may answer)"),
+            )
+        return None
+
+    @workflow.update(name=EXTEND_DEADLINE)
+    def extend_deadline(self, extension: ExtendInput) -> ExtendReceipt:
+        """Move the pending question's deadline later (recorded; reminders not sent yet move
+        with it)."""
+        refused = self._extension_refusal(extension)
+        question = self._question
+        if refused is not None or question is None or self._deadline is None:
+            raise _extension_rejection(refused)
+        self._extended += extension.seconds
+        self._deadline = self._deadline + timedelta(seconds=extension.seconds)
+        pending = replace(question.pending, deadline=self._deadline)
+        self._question = replace(question, pending=pending)
+        self._deadline_steps.append(
+            DeadlineStep(
+                kind="extension",
+                request_id=pending.request_id,
+                at=workflow.now(),
+                occasion=self._occasion(pending.request_id) - 1,
+                assignees=tuple(self._call.allowed_answerers),
+                deadline=self._deadline,
+                by=extension.extended_by,
+            )
+        )
+        self._show_waiting()
+        return ExtendReceipt(request_id=pending.request_id, deadline=self._deadline)
+
+    @extend_deadline.validator
+    def validate_extend_deadline(self, extension: ExtendInput) -> None:
+        """Refuse an extension the call cannot take (see ``_extension_refusal``)."""
+        refused = self._extension_refusal(extension)
+        if refused is not None:
+            raise _extension_rejection(refused)
+
+    def _extension_refusal(self, extension: ExtendInput) -> tuple[RefusalReason, str] | None:
+        """Why an extension is refused, or ``None``: the call's policy must allow extensions
+        (``max_extension``, not yet used up), a question must be pending (the one named), and
+        the person must be allowed to answer it."""
+        call = self._call
+        call_id = call.call_id
+        seconds = extension.seconds
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, int | float)
+            or not 0 < seconds < 10**9
+        ):
+            return (
+                RefusalReason.INVALID_JSON,
+                f"an extension must be a positive number of seconds, got {seconds!r}",
+            )
+        if self._phase.is_terminal:
+            return (
+                RefusalReason.FINISHED,
+                f"call {call_id!r} has finished ({self._phase.value}); there is nothing to extend",
+            )
+        pending = self._pending
+        if pending is None or self._deadline is None or self._answered():
+            return (
+                RefusalReason.NOT_WAITING,
+                f"call {call_id!r} has no question with a deadline waiting",
+            )
+        if extension.request_id is not None and extension.request_id != pending.request_id:
+            return (
+                RefusalReason.STALE_REQUEST,
+                f"request {extension.request_id!r} is not the pending one; call {call_id!r} now"
+                f" waits on {pending.request_id!r}",
+            )
+        policy = call.policy
+        limit = policy.max_extension if policy is not None else None
+        if limit is None:
+            return (
+                RefusalReason.NOT_ALLOWED,
+                f"call {call_id!r}'s policy allows no extension (max_extension)",
+            )
+        if call.require_verified:
+            return (
+                RefusalReason.NOT_VERIFIED,
+                f"call {call_id!r} requires a verified identity, which an extension does not carry",
+            )
+        allowed = call.allowed_answerers
+        if allowed and extension.extended_by not in allowed:
+            return (
+                RefusalReason.NOT_ALLOWED,
+                f"{extension.extended_by!r} may not extend call {call_id!r}; allowed:"
+                f" {', '.join(allowed)}",
+            )
+        if self._extended + seconds > limit:
+            return (
+                RefusalReason.NOT_ALLOWED,
+                f"call {call_id!r} may be extended by {limit:g} s in all; {self._extended:g} s"
+                f" are used, {seconds:g} s more is too much",
+            )
+        return None
+
     @workflow.update(name=WITHDRAW_QUESTION)
     async def withdraw_question(self, withdrawal: WithdrawInput) -> WithdrawReceipt:
         """Withdraw the pending question: the call ends WITHDRAWN (not a denial)."""
@@ -1063,6 +1403,7 @@ class ToolCallWorkflow:
             votes=self._ballot.votes if self._ballot is not None else (),
             tally=self._ballot.tally().text() if self._ballot is not None else "",
             rule_verdict=self._rule_verdict,
+            deadline_steps=tuple(self._deadline_steps),
         )
 
 
@@ -1083,6 +1424,16 @@ def _rule_rejection(
     if not isinstance(reason, RefusalReason) or not isinstance(message, str):
         reason, message = RefusalReason.NOT_WAITING, "the call is not waiting for input"
     return ApplicationError(message, reason.value, type="ReevaluateRefused", non_retryable=True)
+
+
+def _delegation_rejection(refused: tuple[RefusalReason, str] | None) -> ApplicationError:
+    reason, message = refused or (RefusalReason.NOT_WAITING, "no question is waiting")
+    return ApplicationError(message, reason.value, type="DelegationRefused", non_retryable=True)
+
+
+def _extension_rejection(refused: tuple[RefusalReason, str] | None) -> ApplicationError:
+    reason, message = refused or (RefusalReason.NOT_WAITING, "no question is waiting")
+    return ApplicationError(message, reason.value, type="ExtensionRefused", non_retryable=True)
 
 
 def _withdrawal_rejection(refused: tuple[RefusalReason, str] | None) -> ApplicationError:

@@ -14,6 +14,7 @@ import json
 import sys
 import time
 import uuid
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from scope_tool.cli._identity import parse_principal
@@ -224,12 +225,29 @@ async def run_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def may_answer_now(status: CallStatus, name: str) -> bool:
+    """Whether ``name`` may answer the call's pending question now: allowed (after any
+    escalation), a voter the policy names, and not a voter who has already voted on it."""
+    allowed = status.allowed_answerers
+    if allowed and name not in allowed:
+        return False
+    policy = status.policy
+    if policy is not None and policy.is_quorum:
+        if policy.eligible and name not in policy.eligible:
+            return False
+        if any(vote.voter == name and not vote.superseded for vote in status.votes):
+            return False
+    return True
+
+
 async def run_pending(args: argparse.Namespace) -> int:
     """List the calls waiting for a person, oldest question first.
 
     A call whose status cannot be read (its worker is gone, so nothing answers the query) is
     still listed, with the reason, rather than hiding it or failing the whole list. Calls that
     were answered but wait for a worker with their tool and contract are listed after them.
+    With ``--for NAME``, only the questions NAME may answer now (see :func:`may_answer_now`);
+    a call whose status cannot be read is still listed, since it cannot be told.
     """
     from scope_tool.client import CallSummary, Phase
 
@@ -251,10 +269,14 @@ async def run_pending(args: argparse.Namespace) -> int:
         (
             (status, status.pending)
             for status in found
-            if not isinstance(status, str) and status.pending is not None
+            if not isinstance(status, str)
+            and status.pending is not None
+            and (args.for_name is None or may_answer_now(status, args.for_name))
         ),
         key=lambda pair: pair[1].asked_at,
     )
+    if args.for_name is not None:
+        stuck = []  # answered already: nobody's to answer
     unreadable = [
         (summary, problem)
         for summary, problem in zip(summaries, found, strict=True)
@@ -553,6 +575,49 @@ async def run_withdraw(args: argparse.Namespace) -> int:
     except CallNotFoundError:
         raise CommandError(f"no call with id {args.call_id!r}") from None
     _print(f"withdrew request {receipt.request_id} of call {args.call_id}: it ends WITHDRAWN")
+    return EXIT_OK
+
+
+async def run_delegate(args: argparse.Namespace) -> int:
+    """Hand the pending question to others (see ``handle.delegate``)."""
+    from scope_tool.client import CallNotFoundError, ToolCallsError
+
+    calls = await connect(settings_from_args(args))
+    handle = calls.get(args.call_id)
+    try:
+        request_id = await handle.delegate(
+            args.to, delegated_by=args.by, request_id=args.request_id
+        )
+    except CallNotFoundError:
+        raise CommandError(f"no call with id {args.call_id!r}") from None
+    except ValueError as error:
+        raise CommandError(str(error), exit_code=EXIT_USAGE) from None
+    except ToolCallsError as error:
+        raise CommandError(str(error)) from None
+    _print(f"delegated request {request_id} of call {args.call_id} to {', '.join(args.to)}")
+    return EXIT_OK
+
+
+async def run_extend(args: argparse.Namespace) -> int:
+    """Move the pending question's deadline later (see ``handle.extend``)."""
+    from scope_tool.client import CallNotFoundError, ToolCallsError
+
+    calls = await connect(settings_from_args(args))
+    handle = calls.get(args.call_id)
+    try:
+        receipt = await handle.extend(
+            timedelta(seconds=args.seconds),
+            extended_by=args.by or _default_identity(),
+            request_id=args.request_id,
+        )
+    except CallNotFoundError:
+        raise CommandError(f"no call with id {args.call_id!r}") from None
+    except ToolCallsError as error:
+        raise CommandError(str(error)) from None
+    _print(
+        f"extended request {receipt.request_id} of call {args.call_id}: deadline"
+        f" {receipt.deadline.isoformat(timespec='seconds')}"
+    )
     return EXIT_OK
 
 

@@ -31,6 +31,16 @@ exit codes: 0 done, 1 refused or failed (the call did not complete), 2 bad comma
 """
 
 
+def _positive_seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not 0 < seconds < 10**9:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
+    return seconds
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -230,6 +240,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     pending = command(commands, "pending", "list the calls waiting for input")
     pending.add_argument("--tool", help="only calls of this tool")
+    pending.add_argument(
+        "--for",
+        dest="for_name",
+        metavar="NAME",
+        help="only the questions NAME may answer now (allowed, after any escalation; a voter"
+        " who has not voted)",
+    )
     pending.add_argument("--limit", type=_positive_int, default=100, help="at most (%(default)s)")
     add_json_flag(pending)
     add_connection_arguments(pending)
@@ -266,6 +283,26 @@ def build_parser() -> argparse.ArgumentParser:
     withdraw.add_argument("--by", help="who withdraws (default: the login name)")
     withdraw.add_argument("--request-id", help="the question withdrawn (default: the pending one)")
     add_connection_arguments(withdraw)
+
+    extend = call_command(
+        commands, "extend", "give a waiting call's question more time (its policy's max_extension)"
+    )
+    extend.add_argument(
+        "seconds", type=_positive_seconds, metavar="SECONDS", help="how much later the deadline is"
+    )
+    extend.add_argument("--by", help="who extends (default: the login name)")
+    extend.add_argument("--request-id", help="the question extended (default: the pending one)")
+    add_connection_arguments(extend)
+
+    delegate = call_command(
+        commands, "delegate", "hand a waiting call's question to someone else (as its assignee)"
+    )
+    delegate.add_argument("to", nargs="+", metavar="NAME", help="who may answer instead")
+    delegate.add_argument(
+        "--by", required=True, help="the assignee handing it over (one of the call's answerers)"
+    )
+    delegate.add_argument("--request-id", help="the question delegated (default: the pending one)")
+    add_connection_arguments(delegate)
 
     add_history_parser(commands)
     add_token_parser(commands)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         CallStatus,
         PendingInput,
     )
+    from scope_tool.wire._status import DeadlineStep
 
 __all__ = [
     "answer_hint",
@@ -42,6 +43,16 @@ __all__ = [
 
 
 _ARGUMENTS_LABEL = "will run with"
+
+
+def _deadline_step(step: DeadlineStep) -> str:
+    """One ``reminder`` / ``escalation`` / ``extension`` / ``delegation`` row of status."""
+    if step.kind == "reminder":
+        return f"{_when(step.at)} ({step.before_seconds or 0:g} s before the deadline)"
+    if step.kind == "extension":
+        return f"{_when(step.at)} by {step.by}: deadline {_when(step.deadline)}"
+    by = f" by {step.by}" if step.by else ""
+    return f"{_when(step.at)}{by} to {', '.join(step.assignees)}, until {_when(step.deadline)}"
 
 
 def _when(moment: datetime | None) -> str:
@@ -198,6 +209,11 @@ def render_status(status: CallStatus, *, connection: str = "") -> str:
             rows.append(("who may answer", ", ".join(status.allowed_answerers)))
         if status.rule_verdict:
             rows.append(("rules", status.rule_verdict))
+        rows += [
+            (step.kind, _deadline_step(step))
+            for step in status.deadline_steps
+            if step.request_id == pending.request_id
+        ]
         if status.tally:
             rows.append(("votes", status.tally))
             rows += [

@@ -316,6 +316,8 @@ class ToolCalls:
             raise ValueError(
                 f"allowed_answerers must be a sequence of non-empty strings, got {allowed_answerers!r}"
             )
+        if policy is not None:
+            policy.check_deadline(answer_timeout)
         if policy is not None and answerers:
             outside = [each for each in policy.eligible if each not in answerers]
             if outside:

@@ -417,6 +417,94 @@ class ToolCallHandle:
                 f"call {self._call_id!r} ended without an outcome: {err.cause}"
             ) from err
 
+    async def delegate(
+        self,
+        to: Sequence[str],
+        *,
+        delegated_by: str,
+        request_id: str | None = None,
+    ) -> str:
+        """Hand the pending question from ``delegated_by`` (one of the call's named answerers
+        now) to ``to``: they may answer instead of ``delegated_by`` (recorded in status and
+        history, notified, and the ``ScopeToolAssignee`` attribute follows). Returns the
+        question's request id.
+
+        Raises:
+            ToolCallsError: refused (not an assignee, a call anyone may answer or decided by a
+                vote, no question waiting, ``request_id`` not the pending one, the call
+                finished); nothing changed. The message says which.
+            ValueError: ``to`` is not 1 to 32 names (nothing was sent).
+        """
+        names = tuple(to) if not isinstance(to, str) else ()
+        if not 1 <= len(names) <= 32 or not all(isinstance(n, str) and n.strip() for n in names):
+            raise ValueError(f"to must name 1 to 32 people, got {to!r:.120}")
+        delegation = wire.DelegateInput(to=names, delegated_by=delegated_by, request_id=request_id)
+
+        async def send() -> str:
+            result: str = await self._workflow_handle.execute_update(
+                wire.DELEGATE_QUESTION, delegation, result_type=str
+            )
+            return result
+
+        try:
+            return await retry_while_busy(send)
+        except WorkflowUpdateFailedError as err:
+            cause = err.cause
+            if isinstance(cause, ApplicationError) and cause.type == "DelegationRefused":
+                details = cause.details
+                reason = str(details[0]) if details else RefusalReason.NOT_WAITING.value
+                raise ToolCallsError(
+                    f"delegation of call {self._call_id!r} refused ({reason}): {cause.message}"
+                ) from None
+            raise ToolCallsError(f"delegation of call {self._call_id!r} failed: {cause}") from err
+        except RPCError as err:
+            raise self._translate(err, answering=True) from err
+
+    async def extend(
+        self,
+        by: timedelta,
+        *,
+        extended_by: str | None = None,
+        request_id: str | None = None,
+    ) -> wire.ExtendReceipt:
+        """Move the pending question's deadline ``by`` later (recorded in status and history).
+
+        The call's policy must allow it (``ApprovalPolicy.max_extension``, the total), and
+        ``extended_by`` must be allowed to answer the question (when the call names who may).
+        Reminders not sent yet move with the deadline.
+
+        Raises:
+            ToolCallsError: refused (no extension allowed or left, not allowed, no question
+                waiting, ``request_id`` not the pending one, the call finished); nothing
+                changed. The message says which.
+            ValueError: ``by`` is not a positive duration (nothing was sent).
+        """
+        if not isinstance(by, timedelta) or by <= timedelta(0):
+            raise ValueError(f"by must be a positive timedelta, got {by!r}")
+        extension = wire.ExtendInput(
+            seconds=by.total_seconds(), extended_by=extended_by, request_id=request_id
+        )
+
+        async def send() -> wire.ExtendReceipt:
+            receipt: wire.ExtendReceipt = await self._workflow_handle.execute_update(
+                wire.EXTEND_DEADLINE, extension, result_type=wire.ExtendReceipt
+            )
+            return receipt
+
+        try:
+            return await retry_while_busy(send)
+        except WorkflowUpdateFailedError as err:
+            cause = err.cause
+            if isinstance(cause, ApplicationError) and cause.type == "ExtensionRefused":
+                details = cause.details
+                reason = str(details[0]) if details else RefusalReason.NOT_WAITING.value
+                raise ToolCallsError(
+                    f"extension of call {self._call_id!r} refused ({reason}): {cause.message}"
+                ) from None
+            raise ToolCallsError(f"extension of call {self._call_id!r} failed: {cause}") from err
+        except RPCError as err:
+            raise self._translate(err, answering=True) from err
+
     async def withdraw(
         self, reason: str, *, withdrawn_by: str | None = None, request_id: str | None = None
     ) -> wire.WithdrawReceipt:

@@ -16,8 +16,10 @@ import shutil
 import sys
 from pathlib import Path
 
+from temporalio.common import SearchAttributeIndexedValueType
+
 from scope_tool.errors import ToolError
-from scope_tool.wire import PHASE_KEY, TOOL_KEY
+from scope_tool.wire import ASSIGNEE_KEY, PHASE_KEY, TOOL_KEY
 
 __all__ = [
     "SEARCH_ATTRIBUTES",
@@ -28,7 +30,13 @@ __all__ = [
 ]
 
 SEARCH_ATTRIBUTES: tuple[tuple[str, str], ...] = tuple(
-    (key.name, "Keyword") for key in (TOOL_KEY, PHASE_KEY)
+    (
+        key.name,
+        "KeywordList"
+        if key.indexed_value_type == SearchAttributeIndexedValueType.KEYWORD_LIST
+        else "Keyword",
+    )
+    for key in (TOOL_KEY, PHASE_KEY, ASSIGNEE_KEY)
 )
 """The search attributes the runtime upserts on every phase change (name, Temporal type).
 

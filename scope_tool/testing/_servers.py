@@ -100,7 +100,12 @@ async def start_local_server(
         dev_server_existing_path=str(temporal_cli()),
         dev_server_database_filename=str(database) if database is not None else None,
         port=port,
-        search_attributes=[SearchAttributeKey.for_keyword(name) for name, _ in SEARCH_ATTRIBUTES],
+        search_attributes=[
+            SearchAttributeKey.for_keyword_list(name)
+            if kind == "KeywordList"
+            else SearchAttributeKey.for_keyword(name)
+            for name, kind in SEARCH_ATTRIBUTES
+        ],
         data_converter=DATA_CONVERTER,
         dev_server_extra_args=[*SERVER_TUNING, *_SEARCH_ATTRIBUTE_REFRESH],
         dev_server_log_level=log_level,
@@ -132,8 +137,10 @@ async def start_time_skipping_server() -> AsyncIterator[StartedServer]:
             AddSearchAttributesRequest(
                 namespace=environment.client.namespace,
                 search_attributes={
-                    name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
-                    for name, _ in SEARCH_ATTRIBUTES
+                    name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
+                    if kind == "KeywordList"
+                    else IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+                    for name, kind in SEARCH_ATTRIBUTES
                 },
             )
         )

@@ -31,6 +31,7 @@ from scope_tool.wire._prompt import json_value
 __all__ = [
     "ANNOUNCE_WORKFLOW",
     "ANSWER",
+    "ASSIGNEE_KEY",
     "CALL_TOOL_ACTIVITY",
     "CALL_TOOL_HERE_ACTIVITY",
     "CATALOG",
@@ -39,6 +40,8 @@ __all__ = [
     "CHANNELS",
     "CHECK_ANSWER_ACTIVITY",
     "CONTRACT_QUEUE_DIGEST_CHARS",
+    "DELEGATE_QUESTION",
+    "EXTEND_DEADLINE",
     "FIRST_STOP",
     "NOTIFY_ACTIVITY",
     "NOTIFY_WORKFLOW",
@@ -66,6 +69,9 @@ __all__ = [
     "CatalogTool",
     "CheckAnswerInput",
     "CheckAnswerResult",
+    "DelegateInput",
+    "ExtendInput",
+    "ExtendReceipt",
     "NotifyDelivery",
     "NotifyInput",
     "ReevaluateInput",
@@ -131,6 +137,10 @@ Until then the attribute keeps AWAITING_INPUT (the status query says RUNNING at 
 rounds end sooner, and then one search-attribute write per answer is saved (an event and a
 visibility update, the largest part of what an answer cost beyond bare Temporal)."""
 WITHDRAW_QUESTION: Final = "withdraw_question"
+DELEGATE_QUESTION: Final = "delegate_question"
+"""The update by which an assignee hands the pending question to others (:class:`DelegateInput`)."""
+EXTEND_DEADLINE: Final = "extend_deadline"
+"""The update that extends the pending question's deadline (:class:`ExtendInput`)."""
 """Update (:class:`WithdrawInput`): the caller or an operator withdraws the pending question; the
 call ends WITHDRAWN (not a denial) and takes no more answers."""
 REEVALUATE_RULES: Final = "reevaluate_rules"
@@ -179,6 +189,10 @@ def update_id_digest(update_id: str) -> str | None:
 
 TOOL_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolName")
 PHASE_KEY: Final = SearchAttributeKey.for_keyword("ScopeToolPhase")
+ASSIGNEE_KEY: Final = SearchAttributeKey.for_keyword_list("ScopeToolAssignee")
+"""Who may answer a call's waiting question now (set by calls whose policy has reminders or
+escalation, updated on escalation, unset once answered): ``ScopeToolAssignee = "alice"`` in
+the Web UI finds the questions waiting for alice."""
 
 
 UNSERVED_TOOL: Final = "(unserved)"
@@ -292,6 +306,39 @@ class ReevaluateReceipt:
     request_id: str
     verdict: str
     decided: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DelegateInput:
+    """A hand-over of the pending question (update ``delegate_question``, which returns the
+    question's request id)."""
+
+    to: tuple[str, ...]
+    """Who may answer instead of the delegating assignee (1 to 32 names)."""
+    delegated_by: str
+    """The assignee handing it over: one of the call's named answerers now."""
+    request_id: str | None = None
+    """The question delegated; ``None`` means the one pending now."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtendInput:
+    """An extension of the pending question's deadline (update ``extend_deadline``)."""
+
+    seconds: float
+    """How much later the deadline is, in seconds (positive)."""
+    extended_by: str | None = None
+    """Who extends: a person allowed to answer the question (when the call names them)."""
+    request_id: str | None = None
+    """The question extended; ``None`` means the one pending now."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtendReceipt:
+    """What an accepted extension returns: the question and its new deadline."""
+
+    request_id: str
+    deadline: datetime
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -447,7 +494,7 @@ class NotifyInput:
     """A webhook notification (POSTed as JSON to ``url``)."""
 
     url: str
-    event: Literal["awaiting_input", "finished"]
+    event: Literal["awaiting_input", "finished", "reminder", "escalated", "delegated"]
     call_id: str
     tool: str
     phase: str

@@ -32,6 +32,7 @@ __all__ = [
     "CallOutcome",
     "CallStatus",
     "CallSummary",
+    "DeadlineStep",
     "PendingInput",
     "Phase",
     "RefusedAnswer",
@@ -157,6 +158,31 @@ class VoteRecord:
 
     def to_json_dict(self) -> dict[str, Any]:
         """``{request_id, voter, kind, response, voted_at, verified, superseded}``."""
+        return json_members(self)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeadlineStep:
+    """A step a waiting question's deadline took (a policy's ``reminders``, ``escalate_to``).
+
+    ``kind`` is ``reminder`` (the question was sent again, ``before_seconds`` before its
+    deadline), ``escalation`` (the deadline passed unanswered: ``assignees`` may answer now,
+    until the new ``deadline``), ``extension`` (``by`` moved the ``deadline`` later; it sends
+    nothing) or ``delegation`` (the assignee ``by`` handed the question to ``assignees``). ``occasion`` numbers the question's notifications after its first (the channels'
+    announcement occasion; an extension keeps the last one).
+    """
+
+    kind: str
+    request_id: str
+    at: datetime
+    occasion: int
+    assignees: tuple[str, ...] = ()
+    deadline: datetime | None = None
+    before_seconds: float | None = None
+    by: str | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{kind, request_id, at, occasion, assignees, deadline, before_seconds, by}``."""
         return json_members(self)
 
 
@@ -340,6 +366,8 @@ class CallStatus:
     rule_verdict: str = ""
     progress: RoundProgress | None = None
     """Filled in by the client: the running round's last report (None: nothing reported)."""
+    # The reminders sent and escalations taken, oldest first (a policy with deadline steps).
+    deadline_steps: tuple[DeadlineStep, ...] = ()
 
     def to_json_dict(self) -> dict[str, Any]:
         """The snapshot as plain JSON, each member in its own value's shape.

@@ -123,6 +123,7 @@ async def bench_server(
             search_attributes=[
                 SearchAttributeKey.for_keyword("ScopeToolName"),
                 SearchAttributeKey.for_keyword("ScopeToolPhase"),
+                SearchAttributeKey.for_keyword_list("ScopeToolAssignee"),
             ],
             dev_server_log_level="error",
             dev_server_startup_timeout=timedelta(seconds=60),

@@ -38,7 +38,7 @@ def server_command(search_attributes: tuple[str, ...]) -> list[str]:
 
     command = ["server", "start-dev", "--headless", "--ip", "0.0.0.0", "--db-filename", _DATABASE]
     for name in search_attributes:
-        command += ["--search-attribute", f"{name}=Keyword"]
+        command += ["--search-attribute", name if "=" in name else f"{name}=Keyword"]
     return [
         *command,
         *SERVER_TUNING,
@@ -86,7 +86,8 @@ async def temporal_server(
     """Run the dev server in a container until the block ends, then remove the container.
 
     Args:
-        search_attributes: Keyword search attributes to register at start.
+        search_attributes: search attributes to register at start: a name (Keyword) or
+            ``name=Type``.
         network: A Docker network to attach to (so containers on it reach the server by
             ``name``); the frontend port is published to the host either way.
         name: The container's name (resolvable by that name on a user-defined network).

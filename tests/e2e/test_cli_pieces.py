@@ -32,7 +32,7 @@ from scope_tool.config.settings import Settings
 from scope_tool.serving._connection import settings_from_args
 from scope_tool.serving._dev_server import DevLock, DevServerSettings
 from scope_tool.serving._errors import EXIT_FAILED, EXIT_USAGE, CommandError
-from scope_tool.wire import PHASE_KEY, TOOL_KEY
+from scope_tool.wire import ASSIGNEE_KEY, PHASE_KEY, TOOL_KEY
 
 
 @pytest.mark.parametrize(
@@ -148,7 +148,11 @@ def test_waiting_calls_url_carries_the_phase_query() -> None:
 
 
 def test_dev_server_registers_the_runtime_search_attributes(tmp_path: Path) -> None:
-    assert ((TOOL_KEY.name, "Keyword"), (PHASE_KEY.name, "Keyword")) == SEARCH_ATTRIBUTES
+    assert (
+        (TOOL_KEY.name, "Keyword"),
+        (PHASE_KEY.name, "Keyword"),
+        (ASSIGNEE_KEY.name, "KeywordList"),
+    ) == SEARCH_ATTRIBUTES
     command = DevServerSettings(data_dir=tmp_path, port=1234, ui_port=5678).command()
     assert command[1:3] == ("server", "start-dev")
     flags = list(itertools.pairwise(command))
@@ -158,6 +162,7 @@ def test_dev_server_registers_the_runtime_search_attributes(tmp_path: Path) -> N
     # Without it every task not handed over inline waits ~40 ms (see SERVER_TUNING).
     assert ("--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000") in flags
     assert ("--search-attribute", f"{PHASE_KEY.name}=Keyword") in flags
+    assert ("--search-attribute", f"{ASSIGNEE_KEY.name}=KeywordList") in flags
     assert ("--port", "1234") in flags
     assert ("--ui-port", "5678") in flags
 

@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 
 from policies.policy_tools import REGISTRY
+from policies.webhook_receiver import receiver
+
+__all__ = ["calls", "receiver", "worker"]
 from scope_tool.client import ToolCalls
 from scope_tool.testing import start_worker
 

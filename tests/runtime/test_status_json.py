@@ -124,6 +124,7 @@ def test_the_status_shape_leaves_out_the_route_and_shows_the_principal() -> None
         "tally",
         "rule_verdict",
         "progress",
+        "deadline_steps",
     }
     assert shown["principal"] == {"user": "u", "tenant": None, "roles": ["a", "b"]}
 

@@ -21,6 +21,7 @@ __all__ = [
     "clock_time",
     "display_fields",
     "display_value",
+    "duration_text",
     "value_fields",
     "web_ui_call_url",
 ]
@@ -76,6 +77,19 @@ def clock_time(moment: datetime | None) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def duration_text(seconds: float) -> str:
+    """``2 h``, ``1 h 30 min``, ``45 min``, ``20 s``: a duration as a person reads it."""
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{hours} h"] if hours else []
+    if minutes:
+        parts.append(f"{minutes} min")
+    if secs and not hours:
+        parts.append(f"{secs} s")
+    return " ".join(parts) or "0 s"
 
 
 def web_ui_call_url(base: str | None, *, namespace: str, call_id: str) -> str | None:

@@ -38,6 +38,7 @@ from scope_tool.inbox.display import (
     clock_time,
     display_fields,
     display_value,
+    duration_text,
     value_fields,
     web_ui_call_url,
 )
@@ -105,6 +106,7 @@ class InboxPages:
         environment.globals["relative_time"] = relative_time
         environment.globals["call_path"] = call_path
         environment.globals["clock_time"] = clock_time
+        environment.globals["duration_text"] = duration_text
         self._templates = Jinja2Templates(env=environment)
 
     @property

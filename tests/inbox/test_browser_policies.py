@@ -1,13 +1,15 @@
-"""Quorum votes and a batch selection in a real browser (Chromium, Playwright), with screenshots.
+"""Quorum votes, deadline steps and a batch selection in a real browser (Chromium, Playwright).
 
-``test-artifacts/inbox/votes.png`` and ``batch.png`` are the sources of docs/inbox-votes.png and
-docs/inbox-batch.png.
+``test-artifacts/inbox/votes.png``, ``batch.png`` and ``deadlines.png`` are the sources of
+docs/inbox-votes.png, docs/inbox-batch.png and docs/inbox-deadlines.png.
 """
 
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
+from helpers.waiting import wait_until_async
 from playwright.async_api import Browser, expect
 
 from inbox.ask_tools import start_waiting
@@ -77,3 +79,40 @@ async def test_a_reviewer_approves_a_selection_in_one_action(
     )
     for handle in handles:
         assert (await handle.result()).phase is Phase.COMPLETED
+
+
+async def test_the_assignee_sees_the_deadline_steps(
+    browser: Browser,  # noqa: F811 (the fixture)
+    inbox_url: str,  # noqa: F811 (the fixture)
+    calls: ToolCalls,
+) -> None:
+    """A reminder sent, an extension and a delegation, as the new assignee sees them
+    (``test-artifacts/inbox/deadlines.png``, the source of docs/inbox-deadlines.png)."""
+    call_id = f"refund-{uuid.uuid4().hex[:8]}"
+    await start_waiting(
+        calls,
+        call_id,
+        {"question": "Refund order 7731 (240 EUR)?"},
+        {"type": "boolean"},
+        policy=ApprovalPolicy(reminders=(58,), max_extension=3600),
+        allowed_answerers=("alice", "bob"),
+        answer_timeout=timedelta(minutes=1),
+    )
+    handle = calls.get(call_id)
+
+    async def reminded() -> bool:
+        return any(step.kind == "reminder" for step in (await handle.status()).deadline_steps)
+
+    await wait_until_async(reminded, within=30)  # 58 s before the 1 min deadline
+    await handle.extend(timedelta(minutes=30), extended_by="alice")
+    await handle.delegate(("carol",), delegated_by="bob")
+    page = await _signed_in(browser, inbox_url, "carol")
+    await page.goto(f"{inbox_url}/calls/{call_id}")
+    steps = page.get_by_test_id("deadline-step")
+    await expect(steps).to_have_count(3, timeout=WAIT_MS)
+    await expect(steps.nth(2)).to_contain_text("delegation by bob: now carol")
+    await expect(page.get_by_test_id("allowed-list")).to_contain_text("carol")
+    await page.screenshot(path=str(ARTIFACTS / "deadlines.png"), full_page=True)
+    await page.get_by_role("button", name="Approve").click()
+    await expect(page.get_by_test_id("phase")).to_have_text("COMPLETED", timeout=WAIT_MS)
+    assert (await handle.history()).answers[-1].answered_by == "carol"

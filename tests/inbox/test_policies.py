@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
+from helpers.waiting import wait_until_async
 
 from inbox.ask_tools import start_waiting
 from scope_tool import ApprovalPolicy
@@ -125,3 +127,41 @@ async def test_the_list_decides_a_selection_as_one_batch(
         outcome = await calls.get(call_id).result()
         assert outcome.phase is Phase.REJECTED
         assert "not this week" in (outcome.output.text() or "")
+
+
+async def test_the_call_page_shows_deadline_steps_and_who_may_answer_now(
+    calls: ToolCalls, http: httpx.AsyncClient
+) -> None:
+    call_id = f"inbox-deadline-{uuid.uuid4()}"
+    policy = ApprovalPolicy(reminders=(58,), max_extension=600)
+    await start_waiting(
+        calls,
+        call_id,
+        "Ship it?",
+        {"type": "boolean"},
+        policy=policy,
+        allowed_answerers=("alice", "bob"),
+        answer_timeout=timedelta(minutes=1),
+    )
+    handle = calls.get(call_id)
+
+    async def reminded() -> bool:
+        steps = (await handle.status()).deadline_steps
+        return any(step.kind == "reminder" for step in steps)
+
+    await wait_until_async(reminded, within=30)  # 58 s before the 1 min deadline
+    await handle.extend(timedelta(minutes=5), extended_by="alice")
+    await handle.delegate(("carol",), delegated_by="bob")
+    page = await _page(http, call_id, "carol")
+    steps = re.findall(r'data-testid="deadline-step">([^<]*)<', page)
+    assert [step.split(" · ")[1].split(" ")[0] for step in steps] == [
+        "reminder",
+        "extension",
+        "delegation",
+    ], steps
+    assert "reminder (58 s before the deadline)" in steps[0]
+    assert "extension by alice; answer by" in steps[1]
+    assert "delegation by bob: now carol" in steps[2]
+    who = re.search(r'data-testid="allowed-list">([^<]*)<', page)
+    assert who is not None
+    assert "carol" in who.group(1).split(", ")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from helpers.replay import assert_replays
 from helpers.waiting import wait_until
@@ -21,7 +23,12 @@ TOOLS = "policies.policy_tools:REGISTRY"
 
 
 async def test_no_reminder_or_escalation_is_sent_twice_across_a_worker_sigkill(
-    calls: ToolCalls, temporal_address: str, task_queue: str, receiver: Receiver, tmp_path: Path
+    calls: ToolCalls,
+    temporal_client: Any,
+    temporal_address: str,
+    task_queue: str,
+    receiver: Receiver,
+    tmp_path: Path,
 ) -> None:
     ledger = tmp_path / "ledger"
     # Reminders 2 s and 5 s after asking, escalation at 8 s; the timers are the server's.
@@ -41,6 +48,15 @@ async def test_no_reminder_or_escalation_is_sent_twice_across_a_worker_sigkill(
             policy=policy,
         )
         await wait_until(lambda: receiver.events() == ["awaiting_input", "reminder"], within=30)
+        # Killed once the reminder's delivery is recorded (its notice workflow completed): a
+        # worker killed between the POST and that record delivers it again (webhook notices are
+        # at least once, see docs/approvals.md). What this test proves is that the call's own
+        # replay never sends a reminder or an escalation a second time.
+        [step] = (await handle.status()).deadline_steps
+        notice = f"{handle.call_id}/notify/reminder/r1" + (
+            f"/{step.occasion}" if step.occasion else ""
+        )
+        await asyncio.wait_for(temporal_client.get_workflow_handle(notice).result(), 30)
         first.kill()  # a genuine crash, right after the first reminder
     async with worker_process(
         temporal_address, task_queue, tmp_path / "w2.log", tools=TOOLS, retry_safe=()

@@ -440,25 +440,10 @@ class ToolCallHandle:
             raise ValueError(f"to must name 1 to 32 people, got {to!r:.120}")
         delegation = wire.DelegateInput(to=names, delegated_by=delegated_by, request_id=request_id)
 
-        async def send() -> str:
-            result: str = await self._workflow_handle.execute_update(
-                wire.DELEGATE_QUESTION, delegation, result_type=str
-            )
-            return result
-
-        try:
-            return await retry_while_busy(send)
-        except WorkflowUpdateFailedError as err:
-            cause = err.cause
-            if isinstance(cause, ApplicationError) and cause.type == "DelegationRefused":
-                details = cause.details
-                reason = str(details[0]) if details else RefusalReason.NOT_WAITING.value
-                raise ToolCallsError(
-                    f"delegation of call {self._call_id!r} refused ({reason}): {cause.message}"
-                ) from None
-            raise ToolCallsError(f"delegation of call {self._call_id!r} failed: {cause}") from err
-        except RPCError as err:
-            raise self._translate(err, answering=True) from err
+        result: str = await self._deadline_update(
+            wire.DELEGATE_QUESTION, delegation, str, refused="DelegationRefused", what="delegation"
+        )
+        return result
 
     async def extend(
         self,
@@ -485,23 +470,36 @@ class ToolCallHandle:
             seconds=by.total_seconds(), extended_by=extended_by, request_id=request_id
         )
 
-        async def send() -> wire.ExtendReceipt:
-            receipt: wire.ExtendReceipt = await self._workflow_handle.execute_update(
-                wire.EXTEND_DEADLINE, extension, result_type=wire.ExtendReceipt
+        receipt: wire.ExtendReceipt = await self._deadline_update(
+            wire.EXTEND_DEADLINE,
+            extension,
+            wire.ExtendReceipt,
+            refused="ExtensionRefused",
+            what="extension",
+        )
+        return receipt
+
+    async def _deadline_update(
+        self, update: str, argument: object, result_type: type, *, refused: str, what: str
+    ) -> Any:
+        """Send an extend/delegate update; a refusal becomes ``ToolCallsError`` naming why."""
+
+        async def send() -> Any:
+            return await self._workflow_handle.execute_update(
+                update, argument, result_type=result_type
             )
-            return receipt
 
         try:
             return await retry_while_busy(send)
         except WorkflowUpdateFailedError as err:
             cause = err.cause
-            if isinstance(cause, ApplicationError) and cause.type == "ExtensionRefused":
+            if isinstance(cause, ApplicationError) and cause.type == refused:
                 details = cause.details
                 reason = str(details[0]) if details else RefusalReason.NOT_WAITING.value
                 raise ToolCallsError(
-                    f"extension of call {self._call_id!r} refused ({reason}): {cause.message}"
+                    f"{what} of call {self._call_id!r} refused ({reason}): {cause.message}"
                 ) from None
-            raise ToolCallsError(f"extension of call {self._call_id!r} failed: {cause}") from err
+            raise ToolCallsError(f"{what} of call {self._call_id!r} failed: {cause}") from err
         except RPCError as err:
             raise self._translate(err, answering=True) from err
 

@@ -86,6 +86,10 @@ async def require_served(calls: ToolCalls, name: str) -> None:
         served = [tool.name for tool in await calls.tools()]
     except Exception:
         served = []
+    if name in served:
+        # A worker that has just said "ready" may not have polled the tool's queue yet when
+        # `serves` asked; by the time the list was read it had.
+        return
     close = difflib.get_close_matches(name, served, n=3, cutoff=0.5)
     hint = ""
     if close:

@@ -8,6 +8,9 @@ code and both streams.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import io
 import json
 import os
 import signal
@@ -50,11 +53,21 @@ def run_cli(
     timeout: float = 60.0,
     env: dict[str, str] | None = None,
     stdin: bytes = b"",
+    process: bool = False,
 ) -> CliRun:
-    """Run one ``scope-tool`` command to completion, ``stdin`` as its standard input."""
+    """Run one ``scope-tool`` command to completion, ``stdin`` as its standard input.
+
+    It runs in this process through the CLI's own ``run(argv)`` (the environment set as a
+    subprocess would see it), unless ``process`` is true or there is standard input: an
+    interpreter and its imports per command cost a second or more of CPU, and most command tests
+    are about what the command does, not about a process. Tests about a real terminal session
+    (a second terminal, standard input, signals) pass ``process=True``.
+    """
     environment = dict(os.environ if env is None else env)
     if address is not None:
         environment["SCOPE_TOOL_ADDRESS"] = address
+    if not process and not stdin:
+        return _run_here(list(args), environment)
     done = subprocess.run(
         cli_command(*args),
         input=stdin,
@@ -68,6 +81,48 @@ def run_cli(
         stdout=done.stdout.decode("utf-8", "replace"),
         stderr=done.stderr.decode("utf-8", "replace"),
     )
+
+
+_IN_PROCESS = threading.Lock()
+
+
+def _run_here(argv: list[str], environment: dict[str, str]) -> CliRun:
+    """``run(argv)`` with ``environment`` as ``os.environ`` and the output captured.
+
+    The process-wide state it swaps (the environment, ``sys.stdout``, ``sys.stderr``) makes one
+    command run at a time; call it from a thread (``asyncio.to_thread``) inside async tests, since
+    the command runs its own event loop.
+    """
+    from scope_tool.cli.__main__ import run
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:  # called (blocking) from async code, as subprocess.run was: run it on a thread
+        done: list[CliRun] = []
+        thread = threading.Thread(target=lambda: done.append(_run_here(argv, environment)))
+        thread.start()
+        thread.join()
+        return done[0]
+    out, err = io.StringIO(), io.StringIO()
+    with _IN_PROCESS:
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(environment)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = run(argv)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+    return CliRun(code=code, stdout=out.getvalue(), stderr=err.getvalue())
+
+
+def run_cli_here(*args: str, address: str | None = None) -> CliRun:
+    """Run one command in this process with ``--address`` given as a flag (see ``_run_here``)."""
+    argv = [*args, *(["--address", address] if address is not None else [])]
+    return _run_here(argv, dict(os.environ))
 
 
 def pid_is_gone(pid: int) -> bool:
@@ -202,9 +257,11 @@ def start_dev(
     )
 
 
-def cli(dev: DevProcess, *args: str, timeout: float = 60.0, stdin: bytes = b"") -> CliRun:
+def cli(
+    dev: DevProcess, *args: str, timeout: float = 60.0, stdin: bytes = b"", process: bool = False
+) -> CliRun:
     """Run a command against ``dev`` (address from the environment, as users set it)."""
-    return run_cli(*args, address=dev.address, timeout=timeout, stdin=stdin)
+    return run_cli(*args, address=dev.address, timeout=timeout, stdin=stdin, process=process)
 
 
 def assert_user_error(result: CliRun, *, code: int, contains: str) -> None:

@@ -39,7 +39,7 @@ def test_one_approval_from_a_second_terminal(dev_session: DevProcess) -> None:
     content = "hello from scope-tool\n"
     arguments = json.dumps({"path": "notes/hello.txt", "content": content})
 
-    started = cli(dev_session, "call", "write_file", arguments, "--id", call_id)
+    started = cli(dev_session, "call", "write_file", arguments, "--id", call_id, process=True)
     assert started.code == 0, started
     assert f"started call {call_id}" in started.stdout
 
@@ -50,46 +50,46 @@ def test_one_approval_from_a_second_terminal(dev_session: DevProcess) -> None:
     assert "write_file" in row
     assert "Write this exact content to notes/hello.txt?" in row
 
-    as_json = cli(dev_session, "pending", "--json", "--tool", "write_file")
+    as_json = cli(dev_session, "pending", "--json", "--tool", "write_file", process=True)
     assert as_json.code == 0, as_json
     entry = next(item for item in json.loads(as_json.stdout) if item["call_id"] == call_id)
     assert entry["pending"]["response_schema"] == {"type": "boolean"}
     assert entry["pending"]["prompt"]["content"] == content
 
-    status = cli(dev_session, "status", call_id)
+    status = cli(dev_session, "status", call_id, process=True)
     assert status.code == 0, status
     assert "AWAITING_INPUT" in status.stdout
     assert f"scope-tool answer {call_id} 'true'" in status.stdout
 
-    wrong = cli(dev_session, "answer", call_id, '"yes"')
+    wrong = cli(dev_session, "answer", call_id, '"yes"', process=True)
     assert_user_error(wrong, code=1, contains="answer refused")
     assert '"type": "boolean"' in wrong.stderr, wrong.stderr
-    still = json.loads(cli(dev_session, "status", call_id, "--json").stdout)
+    still = json.loads(cli(dev_session, "status", call_id, "--json", process=True).stdout)
     assert still["phase"] == "AWAITING_INPUT"
     assert still["answers"] == []
 
-    not_json = cli(dev_session, "answer", call_id, "yes")
+    not_json = cli(dev_session, "answer", call_id, "yes", process=True)
     assert_user_error(not_json, code=2, contains="the answer is not valid JSON")
 
-    right = cli(dev_session, "answer", call_id, "true", "--by", "alice")
+    right = cli(dev_session, "answer", call_id, "true", "--by", "alice", process=True)
     assert right.code == 0, right
     assert "answer accepted" in right.stdout
 
-    result = cli(dev_session, "result", call_id, "--wait")
+    result = cli(dev_session, "result", call_id, "--wait", process=True)
     assert result.code == 0, result
     assert f"call {call_id}: COMPLETED" in result.stdout
     assert f"wrote {len(content.encode())} bytes to notes/hello.txt" in result.stdout
     written = dev_session.data_dir / "files" / "notes" / "hello.txt"
     assert written.read_text() == content
 
-    final = json.loads(cli(dev_session, "status", call_id, "--json").stdout)
+    final = json.loads(cli(dev_session, "status", call_id, "--json", process=True).stdout)
     assert final["phase"] == "COMPLETED"
     assert [answer["answered_by"] for answer in final["answers"]] == ["alice"]
-    as_result = json.loads(cli(dev_session, "result", call_id, "--json").stdout)
+    as_result = json.loads(cli(dev_session, "result", call_id, "--json", process=True).stdout)
     assert as_result["phase"] == "COMPLETED"
     assert as_result["rounds"] == 2
 
-    again = cli(dev_session, "answer", call_id, "true")
+    again = cli(dev_session, "answer", call_id, "true", process=True)
     assert_user_error(again, code=1, contains="is not waiting for input (phase COMPLETED)")
 
 

@@ -66,6 +66,14 @@ def test_own_tools_next_to_dev_following_the_readme(
 
         refund = cli(dev_session, "call", "refund", '{"order": "A-17"}', "--id", "refund-a17")
         assert refund.code == 0, refund
+        # A person reads the question before answering it (an answer to a call that has not
+        # asked yet is refused "not waiting for input").
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            shown = json.loads(cli(dev_session, "status", "refund-a17", "--json").stdout)
+            if shown["phase"] == "AWAITING_INPUT":
+                break
+            time.sleep(0.1)
         answered = cli(dev_session, "answer", "refund-a17", "true", "--by", "alice")
         assert answered.code == 0, answered
         result = cli(dev_session, "result", "refund-a17", "--wait")

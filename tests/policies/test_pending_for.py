@@ -4,25 +4,34 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import uuid
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e._cli import CliRun, run_cli
+from e2e._cli import CliRun, run_cli_here
 from helpers.waiting import wait_for_phase, wait_until_async
 
-from policies.policy_tools import ledger_lines
+from policies.policy_tools import REGISTRY, ledger_lines
 from scope_tool import ApprovalPolicy, Request
 from scope_tool.client import AnswerRejectedError, Phase, ToolCalls
+from scope_tool.testing import start_local_server, start_worker
+
+
+@pytest.fixture
+async def own_server() -> AsyncIterator[Any]:
+    """A server of this test's own. `pending` reads the status of every waiting call in the
+    namespace; the session's server holds other tests' waiting calls whose workers are gone,
+    and each of those reads waits for a worker (that case has its own test in
+    e2e/test_dev_lifecycle.py)."""
+    async with start_local_server() as server:
+        yield server.environment
 
 
 async def _cli(address: str, task_queue: str, *args: str) -> CliRun:
-    env = {**os.environ, "SCOPE_TOOL_TASK_QUEUE": task_queue}
-    return await asyncio.to_thread(run_cli, *args, address=address, env=env)
+    return await asyncio.to_thread(run_cli_here, *args, "--task-queue", task_queue, address=address)
 
 
 async def _equal(value: Awaitable[list[str]], expected: list[str]) -> bool:
@@ -30,19 +39,25 @@ async def _equal(value: Awaitable[list[str]], expected: list[str]) -> bool:
 
 
 async def _listed(address: str, task_queue: str, name: str, tag: str) -> set[str]:
-    """The calls of this test (their ids carry ``tag``) that `pending --for NAME` lists (other
-    tests' calls in the namespace wait too)."""
+    """The calls of this test (their ids carry ``tag``) that `pending --for NAME` lists."""
     run = await _cli(address, task_queue, "pending", "--for", name, "--json", "--limit", "1000")
     assert run.code == 0, run.stderr
     return {entry["call_id"] for entry in json.loads(run.stdout) if tag in entry["call_id"]}
 
 
-# `pending` reads the status of every waiting call in the namespace, and in a full run other
-# tests leave calls waiting whose worker is gone (each read waits for one a while).
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(120)
 async def test_pending_for_lists_what_a_person_may_answer_now(
+    own_server: Any, task_queue: str, tmp_path: Path
+) -> None:
+    temporal_client = own_server.client
+    temporal_address = str(temporal_client.service_client.config.target_host)
+    calls = ToolCalls(temporal_client, task_queue=task_queue)
+    async with start_worker(temporal_client, REGISTRY, task_queue=task_queue):
+        await _pending_for(calls, temporal_client, temporal_address, task_queue, tmp_path)
+
+
+async def _pending_for(
     calls: ToolCalls,
-    worker: Any,
     temporal_client: Any,
     temporal_address: str,
     task_queue: str,

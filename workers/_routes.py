@@ -30,9 +30,13 @@ from datetime import timedelta
 from types import TracebackType
 
 from temporalio import activity
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+from temporalio.service import RPCError
 from temporalio.worker import Worker
 
 from scope_tool import Registry
@@ -58,6 +62,7 @@ __all__ = ["RoundsHere", "Route", "ToolWorker", "route_plan"]
 _log = logging.getLogger(__name__)
 
 _CATALOG_RPC_TIMEOUT = timedelta(seconds=5)
+_POLLED_WITHIN = timedelta(seconds=10)
 """Publishing or withdrawing never holds up a worker's start or stop for longer."""
 
 
@@ -196,6 +201,7 @@ class ToolWorker:
             raise
         self._stack = stack
         await self._publish()
+        await self._polled()
         return self
 
     async def __aexit__(
@@ -228,6 +234,38 @@ class ToolWorker:
             )
         except Exception as err:  # the tools still run; only `scope-tool tools` misses them
             _log.warning("could not publish this worker's tool catalog: %s", err)
+
+    async def _polled(self) -> None:
+        """Wait until the server lists a poller on every tool queue (at most
+        :data:`_POLLED_WITHIN`), so a worker that says it is ready is one ``serves`` sees.
+
+        The Temporal workers poll from a task of their own; their first poll can reach the
+        server a moment after ``async with`` returned. A server that cannot say (an RPC error,
+        the time-skipping test server) ends the wait at once; a slow one only delays it.
+        """
+        queues = sorted({tool_queue(self._task_queue, tool.name) for tool in self._catalog})
+        deadline = asyncio.get_running_loop().time() + _POLLED_WITHIN.total_seconds()
+        while queues and asyncio.get_running_loop().time() < deadline:
+            seen = await asyncio.gather(*(self._has_poller(queue) for queue in queues))
+            if None in seen:
+                return  # the server could not say
+            queues = [queue for queue, polled in zip(queues, seen, strict=True) if not polled]
+            if queues:
+                await asyncio.sleep(0.02)
+
+    async def _has_poller(self, queue: str) -> bool | None:
+        try:
+            response = await self._client.workflow_service.describe_task_queue(
+                DescribeTaskQueueRequest(
+                    namespace=self._client.namespace,
+                    task_queue=TaskQueue(name=queue),
+                    task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+                ),
+                timeout=_CATALOG_RPC_TIMEOUT,
+            )
+        except RPCError:
+            return None
+        return bool(response.pollers)
 
     async def _withdraw(self) -> None:
         try:

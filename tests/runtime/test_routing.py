@@ -237,3 +237,16 @@ async def test_one_worker_serves_two_versions(
             (2, CALL_TOOL_HERE_ACTIVITY, task_queue, digest, "completed"),
             (3, CALL_TOOL_HERE_ACTIVITY, task_queue, digest, "completed"),
         ]
+
+
+async def test_a_started_worker_is_served_at_once(temporal_client: Any) -> None:
+    """Once ``async with`` returns (the CLI's "worker ready"), the server lists its pollers, so
+    ``serves`` and ``scope-tool call`` see every tool with no wait (a CI run once refused a call
+    made right after "worker ready": the first poll had not reached the server)."""
+    queue = f"fresh-{uuid.uuid4().hex[:8]}"
+    calls = ToolCalls(temporal_client, task_queue=queue)
+    for _ in range(3):
+        async with build_worker(temporal_client, OTHER, task_queue=queue):
+            assert await calls.serves("greet")
+        queue = f"fresh-{uuid.uuid4().hex[:8]}"
+        calls = ToolCalls(temporal_client, task_queue=queue)

@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 from helpers.replay import assert_replays
+from helpers.servers import DedicatedDevServer
 from helpers.waiting import wait_for_phase
 from helpers.workers import worker_process
+from temporalio.client import Client
 
 from policies.policy_tools import ledger_lines
 from scope_tool import ApprovalPolicy, InvalidPolicyError, Request
-from scope_tool.client import AnswerRejectedError, Phase, RefusalReason, ToolCalls
+from scope_tool.client import DATA_CONVERTER, AnswerRejectedError, Phase, RefusalReason, ToolCalls
 
 APPROVE = {"decision": "approve"}
 TOOLS = "policies.policy_tools:REGISTRY"
@@ -167,3 +169,47 @@ async def test_an_edit_restarts_the_vote_on_the_new_arguments(
         ("alice", f"{asked}e1", True),
     ]
     await assert_replays(handle)
+
+
+@pytest.mark.slow
+async def test_two_of_three_survives_a_server_killed_between_votes(tmp_path: Path) -> None:
+    """Alice's vote is history: the Temporal server SIGKILLed and restarted on its database
+    still has it; Bob's vote decides, the refund runs once, and both voters are in history."""
+    server = DedicatedDevServer(db_file=tmp_path / "server.db", log_file=tmp_path / "server.log")
+    await asyncio.to_thread(server.start)
+    try:
+        queue = f"quorum-restart-{uuid.uuid4().hex[:8]}"
+        ledger = tmp_path / "ledger"
+        policy = ApprovalPolicy(quorum=2, voters=("alice", "bob", "carol"))
+        client = await Client.connect(server.address, data_converter=DATA_CONVERTER)
+        calls = ToolCalls(client, task_queue=queue)
+        async with worker_process(
+            server.address, queue, tmp_path / "w.log", tools=TOOLS, retry_safe=()
+        ):
+            handle = await calls.start(_refund(ledger), call_id="quorum-restart", policy=policy)
+            await wait_for_phase(handle, Phase.AWAITING_INPUT)
+            receipt = await handle.answer(APPROVE, answered_by="alice")
+            assert (receipt.decided, receipt.voters) == (False, ("alice",))
+            await asyncio.to_thread(server.kill)
+            await asyncio.to_thread(server.start)
+            client = await Client.connect(server.address, data_converter=DATA_CONVERTER)
+            calls = ToolCalls(client, task_queue=queue)
+            handle = calls.get("quorum-restart")
+            status = await wait_for_phase(handle, Phase.AWAITING_INPUT, within=60)
+            assert status.tally == "1 of 2: alice; waiting for one of: bob, carol"
+            with pytest.raises(AnswerRejectedError) as again:
+                await handle.answer({"decision": "approve", "note": "again"}, answered_by="alice")
+            assert again.value.reason is RefusalReason.DUPLICATE_VOTER
+            receipt = await handle.answer(APPROVE, answered_by="bob")
+            assert (receipt.decided, receipt.voters) == (True, ("alice", "bob"))
+            outcome = await asyncio.wait_for(handle.result(), timeout=60)
+        assert outcome.phase is Phase.COMPLETED
+        assert ledger_lines(ledger) == ["refund o-1 250"]
+        history = await handle.history()
+        assert [(each.answered_by, each.decided) for each in history.answers] == [
+            ("alice", False),
+            ("bob", True),
+        ]
+        await assert_replays(handle)
+    finally:
+        await asyncio.to_thread(server.stop)

@@ -320,7 +320,13 @@ class InboxPages:
                 "csrf": self._form_tokens.token(identity),
                 "answer_url": call_path(call_id) + "/answer",
                 "poll_url": "/api" + call_path(call_id),
-                "page_url": call_path(call_id),
+                # A refresh keeps the "your answer was accepted" line (a GET: nothing re-posts).
+                "page_url": call_path(call_id)
+                + (
+                    f"?answered={quote(answered, safe='')}"
+                    if (answered := request.query_params.get("answered", ""))
+                    else ""
+                ),
                 "fingerprint": call_fingerprint(status),
                 "refresh_ms": self._refresh_ms,
                 "outcome_text": status.outcome.output.text() if status.outcome else None,

@@ -168,9 +168,17 @@ class DevProcess:
         return "\n".join(self.output)
 
     def lock_facts(self) -> dict[str, object]:
-        facts = json.loads((self.data_dir / "dev.lock").read_text())
-        assert isinstance(facts, dict)
-        return facts
+        """The lock file's facts. ``dev`` rewrites the file in place (the flock is on its inode,
+        so it cannot be replaced by a rename): a read can fall between truncate and write."""
+        for _ in range(50):
+            try:
+                facts = json.loads((self.data_dir / "dev.lock").read_text())
+            except json.JSONDecodeError:
+                time.sleep(0.02)
+                continue
+            assert isinstance(facts, dict)
+            return facts
+        raise AssertionError(f"{self.data_dir / 'dev.lock'} never held whole JSON")
 
     def drain(self) -> None:
         assert self.process.stdout is not None

@@ -224,32 +224,67 @@ def run_property(
     max_examples: int,
     explicit: Sequence[T] = (),
     per_example_timeout: float = 90.0,
+    concurrency: int = 1,
 ) -> None:
     """Run ``check`` on ``explicit`` then on ``max_examples`` generated values (in a thread).
 
-    ``max_examples=0`` runs the explicit values only (the small size of a suite).
+    ``max_examples=0`` runs the explicit values only (the small size of a suite). With
+    ``concurrency`` above 1, hypothesis first generates every value (generation only: these
+    properties never shrink), then up to that many checks run at once: each check stands alone
+    (its own call, or a refusal that must change nothing), and most of their time is waiting
+    (an unserved tool's INVALID comes after a schedule-to-start timeout, a CLI check is a
+    process start).
     """
+    values: list[T] = list(explicit)
+    if max_examples > 0:
+        # Explicit values are never given to hypothesis: some (a list nested 100 000 deep) are
+        # too deep for its own reporting machinery to handle as @example values.
+        generated: list[T] = []
 
-    # Explicit examples run directly: some (a list nested 100 000 deep) are too deep for
-    # hypothesis's own reporting machinery to handle as @example values.
-    for value in explicit:
-        asyncio.run_coroutine_threadsafe(check(value), loop).result(timeout=per_example_timeout)
-    if max_examples == 0:
-        return
+        @settings(
+            max_examples=max_examples,
+            deadline=None,
+            database=None,
+            phases=(Phase.generate,),
+            suppress_health_check=list(HealthCheck),
+            print_blob=False,
+        )
+        @given(strategy)
+        def property_holds(value: T) -> None:
+            if concurrency > 1:
+                generated.append(value)
+            else:
+                _run_checks(check, [value], loop, per_example_timeout, 1)
 
-    @settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=None,
-        phases=(Phase.generate,),
-        suppress_health_check=list(HealthCheck),
-        print_blob=False,
-    )
-    @given(strategy)
-    def property_holds(value: T) -> None:
-        asyncio.run_coroutine_threadsafe(check(value), loop).result(timeout=per_example_timeout)
+        if concurrency == 1:
+            _run_checks(check, values, loop, per_example_timeout, 1)
+            property_holds()
+            return
+        property_holds()
+        values += generated
+    _run_checks(check, values, loop, per_example_timeout, concurrency)
 
-    property_holds()
+
+def _run_checks(
+    check: Callable[[T], Coroutine[Any, Any, None]],
+    values: Sequence[T],
+    loop: asyncio.AbstractEventLoop,
+    per_example_timeout: float,
+    concurrency: int,
+) -> None:
+    """Each value's check on ``loop``, at most ``concurrency`` at once; the first failure raises."""
+
+    async def all_checks() -> None:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(value: T) -> None:
+            async with gate:
+                await asyncio.wait_for(check(value), per_example_timeout)
+
+        await asyncio.gather(*(one(value) for value in values))
+
+    if values:
+        asyncio.run_coroutine_threadsafe(all_checks(), loop).result()
 
 
 async def workflow_task_failures(client: Client, call_ids: Sequence[str]) -> tuple[str, ...]:

@@ -90,6 +90,7 @@ async def test_cli_refuses_hostile_calls(
         loop=asyncio.get_running_loop(),
         max_examples=SIZE.hostile_cli,
         explicit=CLI_REQUESTS,
+        concurrency=4,
     )
     _report("hostile_cli_calls", tried, violations)
     assert tried >= len(CLI_REQUESTS)
@@ -143,6 +144,7 @@ async def test_cli_refuses_hostile_answers(
         loop=asyncio.get_running_loop(),
         max_examples=SIZE.hostile_cli,
         explicit=CLI_ANSWERS,
+        concurrency=4,
     )
     _report("hostile_cli_answers", tried, violations)
     assert violations == [], "\n".join(violations[:15])

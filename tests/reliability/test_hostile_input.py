@@ -72,6 +72,7 @@ async def test_hostile_requests_are_refused(
         loop=loop,
         max_examples=SIZE.hostile_requests,
         explicit=EXPLICIT_REQUESTS,
+        concurrency=16,
     )
     for call_id in HOSTILE_CALL_IDS:
         await check_call_id(reliability_calls, call_id, tally=tally)
@@ -99,6 +100,7 @@ async def test_hostile_answers_are_refused_and_change_nothing(
         loop=loop,
         max_examples=SIZE.hostile_answers,
         explicit=explicit_answers(handle.call_id),
+        concurrency=4,
     )
     _record("hostile_answers", tally, (), worker_alive=tool_worker.alive)
 

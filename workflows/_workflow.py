@@ -141,6 +141,7 @@ with workflow.unsafe.imports_passed_through():
         rule_answer,
         rule_decision,
         rule_verdict_text,
+        tool_policy_refusal,
         withdrawal_refusal,
         withdrawn_message,
     )
@@ -210,8 +211,12 @@ class ToolCallWorkflow:
     def __init__(self, call: ToolCallInput) -> None:
         self._call = call
         # The call as started: an escalation widens or replaces who may answer one question
-        # (self._call's allowed_answerers); the next question starts from this again.
+        # (self._call's allowed_answerers), and a tool's policy decides one question of a call
+        # started without one (self._call's policy); the next question starts from this again.
         self._started_call = call
+        self._policy_source: Literal["call", "tool"] | None = (
+            "call" if call.policy is not None else None
+        )
         self._deadline_steps: list[DeadlineStep] = []
         self._assignees: list[str] = []  # what the ScopeToolAssignee attribute shows
         # The pending question's deadline and how far it was extended (deadline steps only).
@@ -298,6 +303,13 @@ class ToolCallWorkflow:
                         )
                     if self._contract_digest is None:
                         self._contract_digest = result.contract_digest
+                    refused = self._question_policy(result.policy)
+                    if refused is not None:
+                        return self._finish(
+                            Phase.INVALID,
+                            output=Output.text_output(f"error: {refused}"),
+                            message=refused,
+                        )
                     answer = await self._wait_for_answer(result.input_request)
                     if self._outcome is not None:  # withdrawn while it waited
                         return self._outcome
@@ -446,9 +458,23 @@ class ToolCallWorkflow:
             timedelta(seconds=seconds) if seconds is not None else None,
         )
 
+    def _question_policy(self, tool_policy: ApprovalPolicy | None) -> str | None:
+        """Set the call's state for the question a round asked: the call as started (an
+        escalation or delegation ends with its question), with the tool's policy when the call
+        carries none. Returns why the tool's policy cannot decide it on this call (the call
+        then ends INVALID, the question unasked), else ``None``."""
+        started = self._started_call
+        self._call = started
+        if started.policy is not None or tool_policy is None:
+            return None
+        refused = tool_policy_refusal(started, tool_policy)
+        if refused is not None:
+            return refused
+        self._call = replace(started, policy=tool_policy)
+        self._policy_source = "tool"
+        return None
+
     async def _wait_for_answer(self, input_request: bytes) -> AnswerRecord | None:
-        if self._call is not self._started_call:
-            self._call = self._started_call  # an escalation or delegation ends with its question
         call = self._call
         request = read_question(input_request)
         asked_at = workflow.now()
@@ -1400,6 +1426,7 @@ class ToolCallWorkflow:
             require_verified=self._call.require_verified,
             route=self._route,
             policy=self._call.policy,
+            policy_source=self._policy_source,
             votes=self._ballot.votes if self._ballot is not None else (),
             tally=self._ballot.tally().text() if self._ballot is not None else "",
             rule_verdict=self._rule_verdict,

@@ -436,6 +436,11 @@ class RoundInputRequested:
     contract_digest: str = ""
     """``Contract.digest`` of the tool that asked, recorded with the call's first question;
     later rounds refuse to resume under a tool whose definition changed since."""
+    policy: ApprovalPolicy | None = None
+    """The policy the tool carries (``Binding.approval_policy``: a gate's
+    ``require_approval(..., policy=...)``), recorded with the question it decides; the
+    workflow applies it when the call was started without a policy of its own. ``None``
+    (rounds recorded before tools carried policies, and tools without one): none."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -165,9 +165,10 @@ def test_the_policy_a_tool_carries_is_resolved_once_at_bind() -> None:
     assert bind(require_approval(plain, policy=policy)).approval_policy == policy
     gated = Registry(plain).with_approval(names={"refund"}, policy=policy)
     binding = gated.resolve("refund")
-    assert binding is not None and binding.approval_policy == policy
+    assert binding is not None
+    assert binding.approval_policy == policy
     assert "policy=ApprovalPolicy(quorum=2" in repr(require_approval(plain, policy=policy))
-    with pytest.raises(InvalidToolError, match="policy must be a scope_tool.ApprovalPolicy"):
+    with pytest.raises(InvalidToolError, match=r"policy must be a scope_tool\.ApprovalPolicy"):
         require_approval(plain, policy={"quorum": 2})  # type: ignore[arg-type]
 
     class Carrying:
@@ -191,5 +192,5 @@ def test_the_policy_a_tool_carries_is_resolved_once_at_bind() -> None:
     assert bind(require_approval(Carrying(policy))).approval_policy == policy
     other = ApprovalPolicy(quorum=1)
     assert bind(require_approval(Carrying(policy), policy=other)).approval_policy == other
-    with pytest.raises(InvalidToolError, match="approval_policy\\(\\) returned dict"):
+    with pytest.raises(InvalidToolError, match=r"approval_policy\(\) returned dict"):
         bind(Carrying({"quorum": 2}))

@@ -194,3 +194,33 @@ def test_the_policy_a_tool_carries_is_resolved_once_at_bind() -> None:
     assert bind(require_approval(Carrying(policy), policy=other)).approval_policy == other
     with pytest.raises(InvalidToolError, match=r"approval_policy\(\) returned dict"):
         bind(Carrying({"quorum": 2}))
+
+
+async def test_the_tools_reminder_is_sent_once_on_a_call_with_a_deadline(
+    time_skipping_env: Any, tmp_path: Path
+) -> None:
+    from datetime import timedelta
+
+    from helpers.waiting import wait_until_async
+
+    env = time_skipping_env
+    async with start_worker(env.client, TOOL_POLICY_REGISTRY) as started:
+        handle = await started.calls.start(
+            _refund(tmp_path / "ledger", 40, tool="refund_reminded"),
+            call_id=f"tool-t-{uuid.uuid4()}",
+            answer_timeout=timedelta(minutes=5),
+        )
+        status = await wait_for_phase(handle, Phase.AWAITING_INPUT)
+        assert status.policy_source == "tool"
+        await env.sleep(timedelta(minutes=4, seconds=30))  # past the reminder, 60 s before
+
+        async def reminded() -> bool:
+            return [s.kind for s in (await handle.status()).deadline_steps] == ["reminder"]
+
+        await wait_until_async(reminded)
+        await assert_replays(handle)
+        await handle.answer(APPROVE, answered_by="alice")
+        assert (await handle.result()).phase is Phase.COMPLETED
+        # Sent once: the reminder's step is the only one, after the answer too.
+        assert [s.kind for s in (await handle.status()).deadline_steps] == ["reminder"]
+    assert ledger_lines(tmp_path / "ledger") == ["refund o-1 40"]

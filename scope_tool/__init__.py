@@ -27,7 +27,13 @@ from scope_tool._registry import Registry
 from scope_tool._request import Request
 from scope_tool._result import Result
 from scope_tool._rules import Condition, Rule, RuleVerdict
-from scope_tool._tool import InputValidatingTool, Tool, WrappingTool, capability
+from scope_tool._tool import (
+    InputValidatingTool,
+    PolicyCarryingTool,
+    Tool,
+    WrappingTool,
+    capability,
+)
 
 # The error types: `errors.__all__` is the one list of them, and this package exports it whole.
 from scope_tool.errors import *  # noqa: F403
@@ -54,6 +60,7 @@ __all__ = [
     "Invocation",
     "MediaBlock",
     "Output",
+    "PolicyCarryingTool",
     "Principal",
     "Registry",
     "Request",

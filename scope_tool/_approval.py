@@ -32,6 +32,7 @@ from scope_tool._ijson import IJSONError, parse_ijson, raw_object_members
 from scope_tool._input_request import InputRequest
 from scope_tool._invocation import Invocation
 from scope_tool._output import Output
+from scope_tool._policy import ApprovalPolicy
 from scope_tool._request import Request
 from scope_tool._result import Result
 from scope_tool._tool import Tool
@@ -61,7 +62,9 @@ _NAMED_SUBSCHEMAS: Final = frozenset(
 )
 
 
-def require_approval(tool: Tool, *, allow_edit: bool = True) -> ApprovalGate:
+def require_approval(
+    tool: Tool, *, allow_edit: bool = True, policy: ApprovalPolicy | None = None
+) -> ApprovalGate:
     """Make ``tool`` ask a person to approve (or deny, or edit) each call before it runs.
 
     The result has the same name, description and input schema as ``tool``: the model sees no
@@ -70,11 +73,16 @@ def require_approval(tool: Tool, *, allow_edit: bool = True) -> ApprovalGate:
     Args:
         tool: Any tool; it is bound (its ``definition()`` called once) now.
         allow_edit: Whether the person may answer with new arguments.
+        policy: How the gate's questions are decided (a quorum, rules, reminders ...), for
+            every call started without a policy of its own: the durable runtime records it
+            with each question the gate asks (a call's policy replaces it). ``None``: the
+            wrapped tool's own policy, if it carries one, else one answer decides.
 
     Raises:
-        InvalidToolError: ``tool`` is not a valid tool.
+        InvalidToolError: ``tool`` is not a valid tool, or ``policy`` is not an
+            :class:`~scope_tool.ApprovalPolicy`.
     """
-    return ApprovalGate(tool, allow_edit=allow_edit)
+    return ApprovalGate(tool, allow_edit=allow_edit, policy=policy)
 
 
 class ApprovalGate(Wrapper):
@@ -84,11 +92,17 @@ class ApprovalGate(Wrapper):
     also the gate's, and the gate's contract admits exactly what the wrapped tool's does.
     """
 
-    __slots__ = ("_allow_edit", "_inner", "_response_schema")
+    __slots__ = ("_allow_edit", "_inner", "_policy", "_response_schema")
 
-    def __init__(self, tool: Tool, *, allow_edit: bool = True) -> None:
+    def __init__(
+        self, tool: Tool, *, allow_edit: bool = True, policy: ApprovalPolicy | None = None
+    ) -> None:
         if not isinstance(allow_edit, bool):
             raise InvalidToolError(f"allow_edit must be a bool, got {type(allow_edit).__name__}")
+        if policy is not None and not isinstance(policy, ApprovalPolicy):
+            raise InvalidToolError(
+                f"policy must be a scope_tool.ApprovalPolicy, got {type(policy).__name__}"
+            )
         if isinstance(tool, ApprovalGate):
             raise InvalidToolError(
                 f"tool {_go_quote(tool.definition().name)} already requires approval"
@@ -102,12 +116,19 @@ class ApprovalGate(Wrapper):
         self._definition = inner.contract.definition
         self._inner: Binding = inner
         self._allow_edit = allow_edit
+        # The wrapped tool's own policy when the gate has none (resolved by bind, above).
+        self._policy = policy if policy is not None else inner.approval_policy
         self._response_schema = _response_schema(inner.contract.definition, allow_edit=allow_edit)
 
     @property
     def allow_edit(self) -> bool:
         """Whether the person may answer with new arguments."""
         return self._allow_edit
+
+    def approval_policy(self) -> ApprovalPolicy | None:
+        """How the gate's questions are decided when a call carries no policy of its own
+        (:class:`~scope_tool.PolicyCarryingTool`); ``None``: by one answer."""
+        return self._policy
 
     def response_schema(self) -> bytes:
         """The JSON Schema every approval answer must satisfy (the three decision shapes)."""
@@ -231,7 +252,8 @@ class ApprovalGate(Wrapper):
         return InputRequest(prompt=prompt, response_schema=self._response_schema, state=state)
 
     def __repr__(self) -> str:
-        return f"require_approval({self._tool!r}, allow_edit={self._allow_edit})"
+        policy = f", policy={self._policy!r}" if self._policy is not None else ""
+        return f"require_approval({self._tool!r}, allow_edit={self._allow_edit}{policy})"
 
 
 def _members(raw: bytes, what: str) -> dict[str, bytes]:

@@ -25,11 +25,12 @@ from scope_tool._invocation import (
     admit_invocation,
 )
 from scope_tool._invocation import _new_object as _new_invocation
+from scope_tool._policy import ApprovalPolicy
 from scope_tool._request import Request
 from scope_tool._result import Result
 from scope_tool._schema import CompiledSchema, SchemaError, SchemaValidationError
 from scope_tool._sealed import Sealed, mint_sealed
-from scope_tool._tool import InputValidatingTool, Tool, capability
+from scope_tool._tool import InputValidatingTool, PolicyCarryingTool, Tool, capability
 from scope_tool.errors import (
     InputValidationPanicError,
     InvalidDefinitionError,
@@ -235,9 +236,10 @@ class Binding(Sealed):
     Calls may run concurrently when the tool supports it. Only :func:`bind` creates bindings.
     """
 
-    __slots__ = ("_contract", "_tool")
+    __slots__ = ("_contract", "_policy", "_tool")
 
     _contract: Contract
+    _policy: ApprovalPolicy | None
     _tool: Tool
 
     _made_by = "bind(tool)"
@@ -246,6 +248,12 @@ class Binding(Sealed):
     def contract(self) -> Contract:
         """The frozen contract every invocation passed to :meth:`call` must come from."""
         return self._contract
+
+    @property
+    def approval_policy(self) -> ApprovalPolicy | None:
+        """The policy the tool carries for its questions (:class:`~scope_tool.PolicyCarryingTool`,
+        resolved once by :func:`bind`); ``None``: none."""
+        return self._policy
 
     async def call(self, invocation: Invocation) -> Result:
         """Execute an invocation this binding's contract prepared.
@@ -302,11 +310,27 @@ def bind(tool: Tool) -> Binding:
     except SchemaError as exc:
         raise InvalidToolError(f"input schema: {exc}") from exc
     validator = _declare_input_validator(tool)
+    policy = _declare_policy(tool)
     frozen = Definition(
         name=definition.name, description=definition.description, input_schema=schema.canonical
     )
     contract = Contract._freeze(definition=frozen, schema=schema, validator=validator)
-    return mint_sealed(Binding, _contract=contract, _tool=tool)
+    return mint_sealed(Binding, _contract=contract, _policy=policy, _tool=tool)
+
+
+def _declare_policy(tool: Tool) -> ApprovalPolicy | None:
+    """Resolve the tool's approval policy once; a defect here makes the tool unbindable."""
+    try:
+        carrying = capability(tool, PolicyCarryingTool)  # type: ignore[type-abstract]
+        policy = None if carrying is None else carrying.approval_policy()
+    except InvalidWrappingChainError as exc:
+        raise InvalidToolError(f"approval policy: {exc}") from exc
+    if policy is not None and not isinstance(policy, ApprovalPolicy):
+        raise InvalidToolError(
+            f"approval policy: approval_policy() returned {type(policy).__qualname__}, not an"
+            " ApprovalPolicy"
+        )
+    return policy
 
 
 def _declare_input_validator(tool: Tool) -> InputValidator | None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Iterable
 from scope_tool._approval import ApprovalGate, require_approval
 from scope_tool._contract import Binding, bind
 from scope_tool._definition import Definition
+from scope_tool._policy import ApprovalPolicy
 from scope_tool._tool import Tool
 from scope_tool.errors import DuplicateToolError, InvalidRegistryError, ToolError, _go_quote
 
@@ -90,6 +91,7 @@ class Registry:
         names: Collection[str] = (),
         where: Callable[[Definition], bool] | None = None,
         allow_edit: bool = True,
+        policy: ApprovalPolicy | None = None,
     ) -> Registry:
         """A new registry in which the chosen tools ask a person before they run.
 
@@ -102,6 +104,8 @@ class Registry:
             names: Tools to gate, by exact name.
             where: Gate every tool whose (canonical) definition this predicate accepts.
             allow_edit: Passed to :func:`~scope_tool.require_approval`.
+            policy: Passed to :func:`~scope_tool.require_approval`: how the gated tools'
+                questions are decided when a call carries no policy of its own.
 
         Raises:
             InvalidRegistryError: ``names`` is a bare string, names a tool this registry does
@@ -129,7 +133,7 @@ class Registry:
             if not gated and (
                 name in chosen or (where is not None and where(binding.contract.definition))
             ):
-                tools.append(require_approval(binding._tool, allow_edit=allow_edit))
+                tools.append(require_approval(binding._tool, allow_edit=allow_edit, policy=policy))
             else:
                 tools.append(binding._tool)
         return Registry(*tools)

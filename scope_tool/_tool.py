@@ -17,11 +17,13 @@ from scope_tool.errors import InvalidWrappingChainError
 if TYPE_CHECKING:
     from scope_tool._definition import Definition
     from scope_tool._invocation import Invocation
+    from scope_tool._policy import ApprovalPolicy
     from scope_tool._result import Result
 
 __all__ = [
     "MAX_WRAPPING_DEPTH",
     "InputValidatingTool",
+    "PolicyCarryingTool",
     "Tool",
     "WrappingTool",
     "capability",
@@ -81,6 +83,22 @@ class InputValidatingTool(Protocol):
 
     def input_validator(self) -> Callable[[bytes], None] | None:
         """Return the validator, declared once per :func:`~scope_tool.bind`."""
+        ...
+
+
+@runtime_checkable
+class PolicyCarryingTool(Protocol):
+    """Decides how its questions are answered: an :class:`~scope_tool.ApprovalPolicy` of its own.
+
+    A durable runtime applies the policy to every question the tool asks in a call that was
+    started without a policy of its own (a call's policy replaces the tool's). Resolved once
+    per :func:`~scope_tool.bind` through the wrapping chain, outermost first, so a gate's
+    policy (``require_approval(tool, policy=...)``) wins over one of the tool it wraps. The
+    method must be deterministic and free of I/O; ``None`` means the tool carries no policy.
+    """
+
+    def approval_policy(self) -> ApprovalPolicy | None:
+        """Return the policy, declared once per :func:`~scope_tool.bind`."""
         ...
 
 

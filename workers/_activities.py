@@ -201,7 +201,9 @@ class ToolActivities:
             )
         if result.input_request is not None:
             return wire.RoundInputRequested(
-                input_request=result.input_request.to_json(), contract_digest=digest
+                input_request=result.input_request.to_json(),
+                contract_digest=digest,
+                policy=binding.approval_policy,
             )
         return wire.RoundCompleted(output=result.output)
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from scope_tool import ApprovalPolicy, InputRequest
 from scope_tool._policy import Tally, vote_kind
 from scope_tool._rules import RuleVerdict, evaluate
+from scope_tool.errors import InvalidPolicyError
 from scope_tool.wire import ReevaluateInput, ToolCallInput, WithdrawInput
 from scope_tool.wire._approval_prompt import read_approval
 from scope_tool.wire._status import AnswerRecord, PendingInput, Phase, VoteRecord
@@ -37,6 +38,7 @@ __all__ = [
     "rule_answer",
     "rule_decision",
     "rule_verdict_text",
+    "tool_policy_refusal",
     "withdrawal_refusal",
     "withdrawn_message",
 ]
@@ -265,3 +267,34 @@ def expiry_answer(
         answered_at=at,
         reason="no answer before the deadline: the policy's expiry_answer was taken",
     )
+
+
+def tool_policy_refusal(call: ToolCallInput, policy: ApprovalPolicy) -> str | None:
+    """Why the tool's own ``policy`` cannot decide a question of ``call`` (started without a
+    policy), or ``None``: the checks ``ToolCalls.start`` makes of a call's policy, made when
+    the question is asked, since only then is the tool's policy known (a worker cannot know at
+    its start which calls will come without an answer deadline). Pure: a replay agrees."""
+    where = f"tool {call.tool!r} carries an approval policy"
+    timeout = call.answer_timeout_seconds
+    try:
+        policy.check_deadline(timedelta(seconds=timeout) if timeout is not None else None)
+    except InvalidPolicyError as error:
+        if timeout is None:
+            return (
+                f"{where} with reminders, escalation or extensions (reminders, escalate_to,"
+                " max_extension), which count from the call's answer deadline, and call"
+                f" {call.call_id!r} has none: start the call with an answer deadline"
+                " (answer_timeout=, `scope-tool call --answer-timeout`) or with a policy of its"
+                " own; the question was not asked"
+            )
+        return (
+            f"{where} the call's answer deadline cannot carry: {error}; the question was not asked"
+        )
+    answerers = call.allowed_answerers
+    outside = [each for each in policy.eligible if each not in answerers] if answerers else []
+    if outside:
+        return (
+            f"{where} naming voters call {call.call_id!r}'s allowed_answerers leave out:"
+            f" {', '.join(outside)}; the question was not asked"
+        )
+    return None

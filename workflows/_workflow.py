@@ -120,7 +120,13 @@ with workflow.unsafe.imports_passed_through():
         shown_answers,
     )
     from scope_tool.wire.errors import PayloadDecryptionError, RefusalReason
-    from scope_tool.wire.identity import installed_identity_secret, installed_worker_identity
+    from scope_tool.wire.identity import (
+        IdentityError,
+        installed_identity_secret,
+        installed_worker_identity,
+        token_claims,
+        verify_token,
+    )
     from scope_tool.wire.web_ui_text import finished_details, running_details, waiting_details
     from scope_tool.workflows._answer_check import (
         MAX_REFUSAL_TEXT,
@@ -141,6 +147,7 @@ with workflow.unsafe.imports_passed_through():
         rule_answer,
         rule_decision,
         rule_verdict_text,
+        tool_policy_refusal,
         withdrawal_refusal,
         withdrawn_message,
     )
@@ -210,8 +217,12 @@ class ToolCallWorkflow:
     def __init__(self, call: ToolCallInput) -> None:
         self._call = call
         # The call as started: an escalation widens or replaces who may answer one question
-        # (self._call's allowed_answerers); the next question starts from this again.
+        # (self._call's allowed_answerers), and a tool's policy decides one question of a call
+        # started without one (self._call's policy); the next question starts from this again.
         self._started_call = call
+        self._policy_source: Literal["call", "tool"] | None = (
+            "call" if call.policy is not None else None
+        )
         self._deadline_steps: list[DeadlineStep] = []
         self._assignees: list[str] = []  # what the ScopeToolAssignee attribute shows
         # The pending question's deadline and how far it was extended (deadline steps only).
@@ -298,6 +309,13 @@ class ToolCallWorkflow:
                         )
                     if self._contract_digest is None:
                         self._contract_digest = result.contract_digest
+                    refused = self._question_policy(result.policy)
+                    if refused is not None:
+                        return self._finish(
+                            Phase.INVALID,
+                            output=Output.text_output(f"error: {refused}"),
+                            message=refused,
+                        )
                     answer = await self._wait_for_answer(result.input_request)
                     if self._outcome is not None:  # withdrawn while it waited
                         return self._outcome
@@ -446,9 +464,23 @@ class ToolCallWorkflow:
             timedelta(seconds=seconds) if seconds is not None else None,
         )
 
+    def _question_policy(self, tool_policy: ApprovalPolicy | None) -> str | None:
+        """Set the call's state for the question a round asked: the call as started (an
+        escalation or delegation ends with its question), with the tool's policy when the call
+        carries none. Returns why the tool's policy cannot decide it on this call (the call
+        then ends INVALID, the question unasked), else ``None``."""
+        started = self._started_call
+        self._call = started
+        if started.policy is not None or tool_policy is None:
+            return None
+        refused = tool_policy_refusal(started, tool_policy)
+        if refused is not None:
+            return refused
+        self._call = replace(started, policy=tool_policy)
+        self._policy_source = "tool"
+        return None
+
     async def _wait_for_answer(self, input_request: bytes) -> AnswerRecord | None:
-        if self._call is not self._started_call:
-            self._call = self._started_call  # an escalation or delegation ends with its question
         call = self._call
         request = read_question(input_request)
         asked_at = workflow.now()
@@ -1100,17 +1132,59 @@ class ToolCallWorkflow:
             del self._refused[0]
             self._refused_dropped += 1
 
+    def _actor(
+        self, claimed: str | None, token: str | None, *, verify: bool, what: str
+    ) -> str | tuple[RefusalReason, str] | None:
+        """Who extends or delegates: the identity token's subject, verified with the worker's
+        secret by the validator (``verify``) as an answer's is, and taken as verified by the
+        handler (on replay the accepted update in history is the proof); without a token, the
+        name claimed, which a call with ``require_verified`` refuses."""
+        call_id = self._call.call_id
+        if token is None:
+            if self._call.require_verified:
+                return (
+                    RefusalReason.NOT_VERIFIED,
+                    f"call {call_id!r} requires a verified identity: send the {what} with an"
+                    " identity token (`scope-tool token issue`; --token or"
+                    " SCOPE_TOOL_IDENTITY_TOKEN)",
+                )
+            return claimed
+        name: str | None
+        if verify:
+            try:
+                name = verify_token(
+                    token,
+                    secret=installed_identity_secret(),
+                    now=workflow.now().timestamp(),
+                    worker=installed_worker_identity(),
+                ).name
+            except IdentityError as error:
+                return (
+                    RefusalReason(error.reason),
+                    f"call {call_id!r} refused the {what}'s identity: {error}",
+                )
+        else:
+            claims = token_claims(token)
+            name = claims[0] if claims is not None else None
+        if claimed is not None and claimed != name:
+            return (
+                RefusalReason.NOT_VERIFIED,
+                f"the {what} claims to be by {claimed!r} but its identity token is {name!r}'s",
+            )
+        return name
+
     @workflow.update(name=DELEGATE_QUESTION)
     def delegate_question(self, delegation: DelegateInput) -> str:
         """Hand the pending question from one assignee to others (recorded; they are notified,
         and the ScopeToolAssignee attribute follows)."""
-        refused = self._delegation_refusal(delegation)
+        refused = self._delegation_refusal(delegation, verify=False)
         question = self._question
         if refused is not None or question is None:
             raise _delegation_rejection(refused)
-        kept = tuple(
-            each for each in self._call.allowed_answerers if each != delegation.delegated_by
-        )
+        # Who delegates: the token's subject (the validator verified it), else the name given.
+        by = self._actor(delegation.delegated_by, delegation.identity_token, verify=False, what="")
+        delegated_by = by if isinstance(by, str) else delegation.delegated_by
+        kept = tuple(each for each in self._call.allowed_answerers if each != delegated_by)
         allowed = kept + tuple(each for each in delegation.to if each not in kept)
         self._call = replace(self._call, allowed_answerers=allowed)
         pending = question.pending
@@ -1123,7 +1197,7 @@ class ToolCallWorkflow:
                 occasion=occasion,
                 assignees=tuple(delegation.to),
                 deadline=pending.deadline,
-                by=delegation.delegated_by,
+                by=delegated_by,
             )
         )
         self._show_assignees(allowed)
@@ -1134,11 +1208,13 @@ class ToolCallWorkflow:
     @delegate_question.validator
     def validate_delegate_question(self, delegation: DelegateInput) -> None:
         """Refuse a delegation the call cannot take (see ``_delegation_refusal``)."""
-        refused = self._delegation_refusal(delegation)
+        refused = self._delegation_refusal(delegation, verify=True)
         if refused is not None:
             raise _delegation_rejection(refused)
 
-    def _delegation_refusal(self, delegation: DelegateInput) -> tuple[RefusalReason, str] | None:
+    def _delegation_refusal(
+        self, delegation: DelegateInput, *, verify: bool
+    ) -> tuple[RefusalReason, str] | None:
         """Why a delegation is refused, or ``None``: a question must be pending (the one
         named), on a call that names who may answer (not a vote), by one of them, to 1 to 32
         well-formed names."""
@@ -1178,16 +1254,16 @@ class ToolCallWorkflow:
                 RefusalReason.NOT_ALLOWED,
                 f"call {call_id!r} is decided by a vote; its voters are the policy's",
             )
-        if call.require_verified:
-            return (
-                RefusalReason.NOT_VERIFIED,
-                f"call {call_id!r} requires a verified identity, which a delegation does not carry",
-            )
+        by = self._actor(
+            delegation.delegated_by, delegation.identity_token, verify=verify, what="delegation"
+        )
+        if isinstance(by, tuple):
+            return by
         allowed = call.allowed_answerers
-        if not allowed or delegation.delegated_by not in allowed:
+        if not allowed or by not in allowed:
             return (
                 RefusalReason.NOT_ALLOWED,
-                f"{delegation.delegated_by!r} is not an assignee of call {call_id!r}"
+                f"{by!r} is not an assignee of call {call_id!r}"
                 + (f"; assignees: {', '.join(allowed)}" if allowed else " (anyone may answer)"),
             )
         return None
@@ -1196,10 +1272,12 @@ class ToolCallWorkflow:
     def extend_deadline(self, extension: ExtendInput) -> ExtendReceipt:
         """Move the pending question's deadline later (recorded; reminders not sent yet move
         with it)."""
-        refused = self._extension_refusal(extension)
+        refused = self._extension_refusal(extension, verify=False)
         question = self._question
         if refused is not None or question is None or self._deadline is None:
             raise _extension_rejection(refused)
+        by = self._actor(extension.extended_by, extension.identity_token, verify=False, what="")
+        extended_by = by if not isinstance(by, tuple) else extension.extended_by
         self._extended += extension.seconds
         self._deadline = self._deadline + timedelta(seconds=extension.seconds)
         pending = replace(question.pending, deadline=self._deadline)
@@ -1212,7 +1290,7 @@ class ToolCallWorkflow:
                 occasion=self._occasion(pending.request_id) - 1,
                 assignees=tuple(self._call.allowed_answerers),
                 deadline=self._deadline,
-                by=extension.extended_by,
+                by=extended_by,
             )
         )
         self._show_waiting()
@@ -1221,11 +1299,13 @@ class ToolCallWorkflow:
     @extend_deadline.validator
     def validate_extend_deadline(self, extension: ExtendInput) -> None:
         """Refuse an extension the call cannot take (see ``_extension_refusal``)."""
-        refused = self._extension_refusal(extension)
+        refused = self._extension_refusal(extension, verify=True)
         if refused is not None:
             raise _extension_rejection(refused)
 
-    def _extension_refusal(self, extension: ExtendInput) -> tuple[RefusalReason, str] | None:
+    def _extension_refusal(
+        self, extension: ExtendInput, *, verify: bool
+    ) -> tuple[RefusalReason, str] | None:
         """Why an extension is refused, or ``None``: the call's policy must allow extensions
         (``max_extension``, not yet used up), a question must be pending (the one named), and
         the person must be allowed to answer it."""
@@ -1265,17 +1345,16 @@ class ToolCallWorkflow:
                 RefusalReason.NOT_ALLOWED,
                 f"call {call_id!r}'s policy allows no extension (max_extension)",
             )
-        if call.require_verified:
-            return (
-                RefusalReason.NOT_VERIFIED,
-                f"call {call_id!r} requires a verified identity, which an extension does not carry",
-            )
+        by = self._actor(
+            extension.extended_by, extension.identity_token, verify=verify, what="extension"
+        )
+        if isinstance(by, tuple):
+            return by
         allowed = call.allowed_answerers
-        if allowed and extension.extended_by not in allowed:
+        if allowed and by not in allowed:
             return (
                 RefusalReason.NOT_ALLOWED,
-                f"{extension.extended_by!r} may not extend call {call_id!r}; allowed:"
-                f" {', '.join(allowed)}",
+                f"{by!r} may not extend call {call_id!r}; allowed: {', '.join(allowed)}",
             )
         if self._extended + seconds > limit:
             return (
@@ -1400,6 +1479,7 @@ class ToolCallWorkflow:
             require_verified=self._call.require_verified,
             route=self._route,
             policy=self._call.policy,
+            policy_source=self._policy_source,
             votes=self._ballot.votes if self._ballot is not None else (),
             tally=self._ballot.tally().text() if self._ballot is not None else "",
             rule_verdict=self._rule_verdict,

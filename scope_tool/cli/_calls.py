@@ -586,7 +586,10 @@ async def run_delegate(args: argparse.Namespace) -> int:
     handle = calls.get(args.call_id)
     try:
         request_id = await handle.delegate(
-            args.to, delegated_by=args.by, request_id=args.request_id
+            args.to,
+            delegated_by=args.by,
+            request_id=args.request_id,
+            identity_token=args.token,
         )
     except CallNotFoundError:
         raise CommandError(f"no call with id {args.call_id!r}") from None
@@ -607,8 +610,10 @@ async def run_extend(args: argparse.Namespace) -> int:
     try:
         receipt = await handle.extend(
             timedelta(seconds=args.seconds),
-            extended_by=args.by or _default_identity(),
+            # With a token its subject extends; --by then must match it (or is left out).
+            extended_by=args.by or (None if args.token else _default_identity()),
             request_id=args.request_id,
+            identity_token=args.token,
         )
     except CallNotFoundError:
         raise CommandError(f"no call with id {args.call_id!r}") from None

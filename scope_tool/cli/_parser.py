@@ -292,6 +292,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     extend.add_argument("--by", help="who extends (default: the login name)")
     extend.add_argument("--request-id", help="the question extended (default: the pending one)")
+    add_env_option(
+        extend,
+        "--token",
+        "SCOPE_TOOL_IDENTITY_TOKEN",
+        help="identity token from `scope-tool token issue`: its subject extends",
+    )
     add_connection_arguments(extend)
 
     delegate = call_command(
@@ -299,9 +305,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     delegate.add_argument("to", nargs="+", metavar="NAME", help="who may answer instead")
     delegate.add_argument(
-        "--by", required=True, help="the assignee handing it over (one of the call's answerers)"
+        "--by",
+        help="the assignee handing it over (one of the call's answerers; with --token, its"
+        " subject)",
     )
     delegate.add_argument("--request-id", help="the question delegated (default: the pending one)")
+    add_env_option(
+        delegate,
+        "--token",
+        "SCOPE_TOOL_IDENTITY_TOKEN",
+        help="identity token from `scope-tool token issue`: its subject delegates",
+    )
     add_connection_arguments(delegate)
 
     add_history_parser(commands)

@@ -16,7 +16,7 @@ from scope_tool._text import escaped_controls
 from scope_tool.client import json_value, read_approval, read_prompt
 
 if TYPE_CHECKING:
-    from scope_tool import Output
+    from scope_tool import ApprovalPolicy, Output
     from scope_tool.client import (
         AnswerRejectedError,
         ApprovalQuestion,
@@ -207,6 +207,8 @@ def render_status(status: CallStatus, *, connection: str = "") -> str:
         ]
         if status.allowed_answerers:
             rows.append(("who may answer", ", ".join(status.allowed_answerers)))
+        if status.policy is not None:
+            rows.append(("policy", _policy_text(status.policy, status.policy_source)))
         if status.rule_verdict:
             rows.append(("rules", status.rule_verdict))
         rows += [
@@ -341,3 +343,24 @@ def refusal_line(error: AnswerRejectedError) -> str:
             f" allowed: {', '.join(detail.allowed_answerers)}"
         )
     return f"answer refused ({reason}): {error.message}"
+
+
+def _policy_text(policy: ApprovalPolicy, source: str | None) -> str:
+    """One line: what the policy asks, and whose it is ("policy from the tool")."""
+    parts: list[str] = []
+    if policy.is_quorum:
+        named = f" of {', '.join(policy.eligible)}" if policy.eligible else ""
+        parts.append(f"quorum {policy.quorum}{named}")
+    if policy.rules:
+        parts.append(f"{len(policy.rules)} rule(s){' in shadow mode' if policy.shadow else ''}")
+    if policy.reminders:
+        parts.append(f"{len(policy.reminders)} reminder(s)")
+    if policy.escalate_to:
+        parts.append(f"escalation to {', '.join(policy.escalate_to)}")
+    if policy.max_extension is not None:
+        parts.append(f"extensions up to {policy.max_extension:g} s")
+    if policy.expiry_answer is not None:
+        parts.append("an answer at expiry")
+    whose = {"tool": "policy from the tool", "call": "policy from the call"}.get(source or "", "")
+    text = "; ".join(parts) or "one answer decides"
+    return f"{text} ({whose})" if whose else text

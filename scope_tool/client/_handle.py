@@ -421,24 +421,41 @@ class ToolCallHandle:
         self,
         to: Sequence[str],
         *,
-        delegated_by: str,
+        delegated_by: str | None = None,
         request_id: str | None = None,
+        identity_token: str | None = None,
     ) -> str:
         """Hand the pending question from ``delegated_by`` (one of the call's named answerers
         now) to ``to``: they may answer instead of ``delegated_by`` (recorded in status and
         history, notified, and the ``ScopeToolAssignee`` attribute follows). Returns the
         question's request id.
 
+        With ``identity_token`` (``scope-tool token issue``), the workflow verifies it as it
+        verifies an answer's, and its subject delegates (``delegated_by`` may be left out; if
+        given, it must be the subject). A call started with ``require_verified`` takes no
+        delegation without one.
+
         Raises:
             ToolCallsError: refused (not an assignee, a call anyone may answer or decided by a
                 vote, no question waiting, ``request_id`` not the pending one, the call
-                finished); nothing changed. The message says which.
-            ValueError: ``to`` is not 1 to 32 names (nothing was sent).
+                finished; ``not_verified`` or ``token_expired`` for a missing, forged or
+                expired token); nothing changed. The message says which.
+            ValueError: ``to`` is not 1 to 32 names, or neither ``delegated_by`` nor
+                ``identity_token`` says who delegates (nothing was sent).
         """
         names = tuple(to) if not isinstance(to, str) else ()
         if not 1 <= len(names) <= 32 or not all(isinstance(n, str) and n.strip() for n in names):
             raise ValueError(f"to must name 1 to 32 people, got {to!r:.120}")
-        delegation = wire.DelegateInput(to=names, delegated_by=delegated_by, request_id=request_id)
+        if delegated_by is None and identity_token is not None:
+            delegated_by = token_subject(identity_token)
+        if delegated_by is None:
+            raise ValueError("say who delegates: delegated_by, or an identity_token")
+        delegation = wire.DelegateInput(
+            to=names,
+            delegated_by=delegated_by,
+            request_id=request_id,
+            identity_token=identity_token,
+        )
 
         result: str = await self._deadline_update(
             wire.DELEGATE_QUESTION, delegation, str, refused="DelegationRefused", what="delegation"
@@ -451,23 +468,31 @@ class ToolCallHandle:
         *,
         extended_by: str | None = None,
         request_id: str | None = None,
+        identity_token: str | None = None,
     ) -> wire.ExtendReceipt:
         """Move the pending question's deadline ``by`` later (recorded in status and history).
 
         The call's policy must allow it (``ApprovalPolicy.max_extension``, the total), and
         ``extended_by`` must be allowed to answer the question (when the call names who may).
-        Reminders not sent yet move with the deadline.
+        Reminders not sent yet move with the deadline. With ``identity_token`` the workflow
+        verifies it as it verifies an answer's, and its subject extends (``extended_by``, if
+        given, must be the subject); a call started with ``require_verified`` takes no
+        extension without one.
 
         Raises:
             ToolCallsError: refused (no extension allowed or left, not allowed, no question
-                waiting, ``request_id`` not the pending one, the call finished); nothing
-                changed. The message says which.
+                waiting, ``request_id`` not the pending one, the call finished;
+                ``not_verified`` or ``token_expired`` for a missing, forged or expired token);
+                nothing changed. The message says which.
             ValueError: ``by`` is not a positive duration (nothing was sent).
         """
         if not isinstance(by, timedelta) or by <= timedelta(0):
             raise ValueError(f"by must be a positive timedelta, got {by!r}")
         extension = wire.ExtendInput(
-            seconds=by.total_seconds(), extended_by=extended_by, request_id=request_id
+            seconds=by.total_seconds(),
+            extended_by=extended_by,
+            request_id=request_id,
+            identity_token=identity_token,
         )
 
         receipt: wire.ExtendReceipt = await self._deadline_update(

@@ -68,6 +68,7 @@ from scope_tool.workflows._policy import (
     rule_answer,
     rule_decision,
     rule_verdict_text,
+    tool_policy_refusal,
 )
 
 __all__ = [
@@ -235,7 +236,8 @@ class _Walk:
     def __init__(self, call_id: str, data_converter: DataConverter) -> None:
         self.call_id = call_id
         self.converter = data_converter
-        self.call: ToolCallInput | None = None
+        self.call: ToolCallInput | None = None  # with the policy deciding the current question
+        self.started_call: ToolCallInput | None = None
         self.started_at = _EPOCH
         self.started_by = ""
         self.rounds: dict[int, int] = {}  # scheduled event id -> round
@@ -243,7 +245,8 @@ class _Walk:
         self.phase = Phase.RUNNING
         self.pending: PendingInput | None = None
         self.pending_request: InputRequest | None = None
-        self.asked: tuple[int, InputRequest] | None = None  # committed at the next task
+        # Committed at the next task: the round, the question, the tool's policy.
+        self.asked: tuple[int, InputRequest, ApprovalPolicy | None] | None = None
         self.answered: dict[str, AnswerRecord] = {}
         self.ballot: Ballot | None = None
         self.rule_verdict = ""
@@ -263,12 +266,14 @@ class _Walk:
         kind = event.event_type
         if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
             started = event.workflow_execution_started_event_attributes
-            self.call = await self._one(started.input, ToolCallInput)
+            self.call = self.started_call = await self._one(started.input, ToolCallInput)
             self.started_at, self.started_by = at, started.identity
         elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED and self.asked is not None:
             # The workflow commits the question when it next runs: workflow.now() is this time.
-            round_number, request = self.asked
+            round_number, request, tool_policy = self.asked
             self.asked = None
+            if not self._question_policy(tool_policy):
+                return
             self.pending_request = request
             self.pending = PendingInput(
                 request_id=f"{self.call_id}/r{round_number}",
@@ -302,7 +307,11 @@ class _Walk:
             if asked_round is not None:
                 result = await self._one(completed.result, cast(type, RoundResult))
                 if isinstance(result, RoundInputRequested):
-                    self.asked = (asked_round, read_question(result.input_request))
+                    self.asked = (
+                        asked_round,
+                        read_question(result.input_request),
+                        result.policy,
+                    )
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
             signaled = event.workflow_execution_signaled_event_attributes
             if signaled.signal_name == ANSWER:
@@ -527,6 +536,19 @@ class _Walk:
     async def _one(self, payloads: Payloads, hint: type) -> Any:
         values = await self.converter.decode(payloads.payloads, [hint])
         return values[0]
+
+    def _question_policy(self, tool_policy: ApprovalPolicy | None) -> bool:
+        """As the workflow: the tool's policy decides the question of a call started without
+        one; ``False`` when it cannot (the call ended INVALID, the question unasked)."""
+        started = self.started_call
+        assert started is not None
+        self.call = started
+        if started.policy is not None or tool_policy is None:
+            return True
+        if tool_policy_refusal(started, tool_policy) is not None:
+            return False
+        self.call = replace(started, policy=tool_policy)
+        return True
 
     def result(self) -> CallHistory:
         if self.call is None:

@@ -18,6 +18,13 @@ A tool's policy is the first of: its name matching a ``hide``, ``approve`` or ``
 (in that order; ``fnmatch`` globs), the ``readOnly`` policy when the upstream annotates it
 ``readOnlyHint: true``, else ``default`` (``approve`` unless set: an unknown tool waits for a
 person).
+
+An ``approve`` entry is a pattern, or an object naming a pattern and the
+:class:`~scope_tool.ApprovalPolicy` (its JSON shape, ``ApprovalPolicy.to_json_dict``) that decides
+the gate's questions of calls started without a policy of their own::
+
+    "approve": ["git_commit", {"tool": "git_push", "policy": {"quorum": 2,
+                                                              "voters": ["ann", "bob", "cy"]}}]
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from scope_tool import ApprovalPolicy
+from scope_tool.errors import InvalidPolicyError
 from scope_tool.gateway.errors import GatewayConfigError
 
 __all__ = ["GatewayConfig", "Policy", "ToolPolicy", "UpstreamConfig"]
@@ -65,6 +74,16 @@ class ToolPolicy:
     read_only: Policy = Policy.RUN
     default: Policy = Policy.APPROVE
     allow_edit: bool = True
+    approve_policies: tuple[tuple[str, ApprovalPolicy], ...] = ()
+    """``(pattern, policy)`` of the ``approve`` entries that carry a policy."""
+
+    def approval_policy(self, name: str) -> ApprovalPolicy | None:
+        """The policy of the first ``approve`` entry matching the upstream tool ``name`` (its
+        gate's own policy), or ``None``: one answer decides (or the call's policy)."""
+        for pattern in self.approve:
+            if fnmatch.fnmatchcase(name, pattern):
+                return dict(self.approve_policies).get(pattern)
+        return None
 
     def decide(self, name: str, *, read_only_hint: bool) -> Policy:
         """The policy of the upstream tool ``name`` (its upstream name, not the prefixed one)."""
@@ -234,14 +253,45 @@ class _Reader:
         allow_edit = value.get("allowEdit", True)
         if not isinstance(allow_edit, bool):
             raise self.fail(f"{where}.allowEdit", "must be true or false")
+        approve, approve_policies = self.approve(f"{where}.approve", value.get("approve", []))
         return ToolPolicy(
             run=self.strings(f"{where}.run", value.get("run", [])),
-            approve=self.strings(f"{where}.approve", value.get("approve", [])),
+            approve=approve,
+            approve_policies=approve_policies,
             hide=self.strings(f"{where}.hide", value.get("hide", [])),
             read_only=self.choice(f"{where}.readOnly", value.get("readOnly", "run")),
             default=self.choice(f"{where}.default", value.get("default", "approve")),
             allow_edit=allow_edit,
         )
+
+    def approve(
+        self, where: str, value: Any
+    ) -> tuple[tuple[str, ...], tuple[tuple[str, ApprovalPolicy], ...]]:
+        """The ``approve`` patterns, and the policy each ``{"tool", "policy"}`` entry carries."""
+        if not isinstance(value, list):
+            raise self.fail(where, "must be a list of patterns or {tool, policy} objects")
+        patterns: list[str] = []
+        policies: list[tuple[str, ApprovalPolicy]] = []
+        for index, entry in enumerate(value):
+            if isinstance(entry, str):
+                patterns.append(entry)
+                continue
+            if (
+                not isinstance(entry, dict)
+                or set(entry) != {"tool", "policy"}
+                or not isinstance(entry["tool"], str)
+            ):
+                raise self.fail(
+                    f"{where}[{index}]",
+                    'must be a pattern or an object {"tool": PATTERN, "policy": {...}}',
+                )
+            try:
+                policy = ApprovalPolicy.from_json_dict(entry["policy"])
+            except InvalidPolicyError as exc:
+                raise self.fail(f"{where}[{index}].policy", str(exc)) from None
+            patterns.append(entry["tool"])
+            policies.append((entry["tool"], policy))
+        return tuple(patterns), tuple(policies)
 
     def choice(self, where: str, value: Any) -> Policy:
         try:

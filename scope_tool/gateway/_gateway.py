@@ -66,7 +66,11 @@ class Gateway:
                     tool: Tool = UpstreamTool(upstream, listed, name=name)
                     bind(tool)  # compiles the input schema now: at start-up, not at call time
                     if policy is Policy.APPROVE:
-                        tool = require_approval(tool, allow_edit=server.policy.allow_edit)
+                        tool = require_approval(
+                            tool,
+                            allow_edit=server.policy.allow_edit,
+                            policy=server.policy.approval_policy(listed.name),
+                        )
                 except InvalidToolError as exc:
                     problems.append(
                         f"tool {listed.name!r} of upstream server {server.name!r} cannot be"

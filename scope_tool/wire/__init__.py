@@ -316,9 +316,14 @@ class DelegateInput:
     to: tuple[str, ...]
     """Who may answer instead of the delegating assignee (1 to 32 names)."""
     delegated_by: str
-    """The assignee handing it over: one of the call's named answerers now."""
+    """The assignee handing it over: one of the call's named answerers now (with
+    :attr:`identity_token`, the token's subject, which this must match)."""
     request_id: str | None = None
     """The question delegated; ``None`` means the one pending now."""
+    identity_token: str | None = None
+    """A signed identity token (:mod:`scope_tool.wire.identity`), verified as an answer's is:
+    its subject delegates. A call started with ``require_verified`` takes no delegation
+    without one."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -331,6 +336,10 @@ class ExtendInput:
     """Who extends: a person allowed to answer the question (when the call names them)."""
     request_id: str | None = None
     """The question extended; ``None`` means the one pending now."""
+    identity_token: str | None = None
+    """A signed identity token (:mod:`scope_tool.wire.identity`), verified as an answer's is:
+    its subject extends. A call started with ``require_verified`` takes no extension without
+    one."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -436,6 +445,11 @@ class RoundInputRequested:
     contract_digest: str = ""
     """``Contract.digest`` of the tool that asked, recorded with the call's first question;
     later rounds refuse to resume under a tool whose definition changed since."""
+    policy: ApprovalPolicy | None = None
+    """The policy the tool carries (``Binding.approval_policy``: a gate's
+    ``require_approval(..., policy=...)``), recorded with the question it decides; the
+    workflow applies it when the call was started without a policy of its own. ``None``
+    (rounds recorded before tools carried policies, and tools without one): none."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

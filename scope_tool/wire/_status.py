@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from scope_tool import ApprovalPolicy, FailureKind, Output, Principal
 from scope_tool.wire._json_form import iso_time, json_members
@@ -356,7 +356,7 @@ class CallStatus:
     route: RoundRoute | None = None
     # Set by the facade when that round has waited a few seconds for a worker.
     waiting_for_worker: WorkerWait | None = None
-    # How questions are decided (None: by the first accepted answer).
+    # How the pending (else the last) question is decided (None: by the first accepted answer).
     policy: ApprovalPolicy | None = None
     # The votes on the pending question (a quorum policy), superseded ones included.
     votes: tuple[VoteRecord, ...] = ()
@@ -368,6 +368,10 @@ class CallStatus:
     """Filled in by the client: the running round's last report (None: nothing reported)."""
     # The reminders sent and escalations taken, oldest first (a policy with deadline steps).
     deadline_steps: tuple[DeadlineStep, ...] = ()
+    policy_source: Literal["call", "tool"] | None = None
+    """Whose ``policy`` applies: ``"call"`` (started with it, ``ToolCalls.start(policy=...)``),
+    ``"tool"`` (the tool's own, ``require_approval(..., policy=...)``, for a call started
+    without one); ``None`` with no policy."""
 
     def to_json_dict(self) -> dict[str, Any]:
         """The snapshot as plain JSON, each member in its own value's shape.

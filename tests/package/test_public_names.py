@@ -60,6 +60,7 @@ PINNED: dict[str, list[str]] = {
         "MAX_INPUT_BYTES",
         "MediaBlock",
         "Output",
+        "PolicyCarryingTool",
         "Principal",
         "Registry",
         "Request",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from scope_tool import Func, Registry
+from scope_tool import ApprovalPolicy, Condition, Func, Registry, Rule, require_approval
 
 
 class RefundInput(BaseModel):
@@ -29,3 +29,23 @@ REGISTRY = Registry(
 
 def ledger_lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+TOOL_POLICY = ApprovalPolicy(
+    quorum=2,
+    voters=("alice", "bob", "carol"),
+    rules=(Rule(name="small-refunds", effect="allow", where=(Condition("/amount", "<=", 100),)),),
+)
+"""The gate's own policy (tests/policies/test_tool_policy.py): small refunds by rule, others by
+two of three voters."""
+
+TOOL_POLICY_REGISTRY = Registry(
+    require_approval(
+        Func(refund, name="refund", description="Refund an order (asks two of three)."),
+        policy=TOOL_POLICY,
+    ),
+    require_approval(
+        Func(refund, name="refund_reminded", description="Refund (reminds before its deadline)."),
+        policy=ApprovalPolicy(reminders=(60,)),
+    ),
+)

@@ -16,8 +16,8 @@ OWN_NAMES = """
     APPROVAL_PROMPT_KIND MAX_INPUT_BYTES
     ApprovalGate ApprovalPolicy Authorization Authorizer Binding CallError Condition Continuation
     Contract Definition Failure FailureKind Func Guard InputRequest InputValidatingTool Invocation
-    MediaBlock Output Principal Registry Request Result Rule RuleVerdict TextBlock Tool VoterGroup
-    WrappingTool
+    MediaBlock Output PolicyCarryingTool Principal Registry Request Result Rule RuleVerdict
+    TextBlock Tool VoterGroup WrappingTool
     acting_for bind capability check_ijson classify_failure current_principal func_tool
     require_approval
 """.split()  # noqa: SIM905 (a word list reads better than one name per line)

@@ -125,6 +125,7 @@ def test_the_status_shape_leaves_out_the_route_and_shows_the_principal() -> None
         "rule_verdict",
         "progress",
         "deadline_steps",
+        "policy_source",
     }
     assert shown["principal"] == {"user": "u", "tenant": None, "roles": ["a", "b"]}
 

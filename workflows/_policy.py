@@ -32,6 +32,7 @@ __all__ = [
     "RULE_ANSWERER_PREFIX",
     "Ballot",
     "Cast",
+    "answerers_now",
     "expiry_answer",
     "reevaluation",
     "rule_answer",
@@ -109,6 +110,19 @@ class Ballot:
             return Cast(tally, None)
         current = [each for each in self._votes if not each.superseded]
         return Cast(tally, current[tally.decided])
+
+
+def answerers_now(call: ToolCallInput) -> tuple[str, ...]:
+    """Who may answer the call's pending question now, by name (empty: anyone).
+
+    Under a quorum the policy's voters (when it names them) are who votes; otherwise the
+    call's ``allowed_answerers`` as they stand now (an escalation or a delegation changes them).
+    The ``ScopeToolAssignee`` attribute and the Web UI's details show this.
+    """
+    policy = call.policy
+    if policy is not None and policy.is_quorum and policy.eligible:
+        return policy.eligible
+    return tuple(call.allowed_answerers)
 
 
 MAX_WITHDRAW_REASON = 1000

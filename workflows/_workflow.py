@@ -41,10 +41,10 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from temporalio import workflow
-from temporalio.common import RawValue, RetryPolicy
+from temporalio.common import RawValue, RetryPolicy, SearchAttributeUpdate
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -136,6 +136,7 @@ with workflow.unsafe.imports_passed_through():
     from scope_tool.workflows._policy import (
         RULE_ANSWERER_PREFIX,
         Ballot,
+        answerers_now,
         expiry_answer,
         reevaluation,
         rule_answer,
@@ -486,10 +487,15 @@ class ToolCallWorkflow:
                     reason=verdict.reason,
                 )
             )
-        self._set_phase(Phase.AWAITING_INPUT)
+        if call.assignee_attribute:
+            # One upsert: the phase and who may answer (see ToolCallInput.assignee_attribute).
+            self._set_phase(Phase.AWAITING_INPUT, shown=False)
+            self._show_phase(assignees=answerers_now(call))
+        else:
+            self._set_phase(Phase.AWAITING_INPUT)
         self._show_waiting()
         steps = call.policy is not None and call.policy.has_deadline_steps
-        if steps:
+        if steps and not call.assignee_attribute:
             self._show_assignees(call.allowed_answerers)
         self._notify("awaiting_input")
         self._announce(pending, occasion=0)
@@ -501,8 +507,10 @@ class ToolCallWorkflow:
         except TimeoutError:
             return None
         finally:
-            # Unset once answered (nothing to write, so no event, when it was never set).
-            self._show_assignees(())
+            # Unset once answered (nothing to write, so no event, when it was never set); with
+            # assignee_attribute, together with the phase when that is next written.
+            if not self._call.assignee_attribute:
+                self._show_assignees(())
             self._deadline = None
         return self._answer
 
@@ -691,10 +699,28 @@ class ToolCallWorkflow:
         if shown:
             self._show_phase()
 
-    def _show_phase(self) -> None:
+    def _show_phase(self, *, assignees: Sequence[str] | None = None) -> None:
+        """Write the phase to ScopeToolPhase if it differs from what the attribute shows.
+
+        On a call with ``assignee_attribute``, ScopeToolAssignee goes in the same upsert (one
+        history event): ``assignees`` while it waits, unset once it no longer shows waiting.
+        """
+        changes: list[SearchAttributeUpdate[Any]] = []
         if self._shown_phase is not self._phase:
             self._shown_phase = self._phase
-            workflow.upsert_search_attributes([PHASE_KEY.value_set(self._phase.value)])
+            changes.append(PHASE_KEY.value_set(self._phase.value))
+        if self._call.assignee_attribute and (changes or assignees is not None):
+            waiting = self._shown_phase is Phase.AWAITING_INPUT
+            names = list(assignees) if waiting and assignees is not None else []
+            if waiting and assignees is None:
+                names = self._assignees  # the phase shows waiting still: so do its assignees
+            if names != self._assignees:
+                self._assignees = names
+                changes.append(
+                    ASSIGNEE_KEY.value_set(names) if names else ASSIGNEE_KEY.value_unset()
+                )
+        if changes:
+            workflow.upsert_search_attributes(changes)
 
     def _finish(
         self,

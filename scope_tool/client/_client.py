@@ -353,6 +353,7 @@ class ToolCalls:
             routed=True,
             eager_rounds=True,
             running_shown_late=True,
+            assignee_attribute=True,
             unserved_timeout_seconds=(
                 self._unserved_tool_timeout
                 if await self._served.served(request.name)

@@ -16,6 +16,7 @@ far are kept but superseded, and the question's request id gains a suffix (``/r2
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Literal
@@ -25,7 +26,7 @@ from scope_tool._policy import Tally, vote_kind
 from scope_tool._rules import RuleVerdict, evaluate
 from scope_tool.wire import DelegateInput, ReevaluateInput, ToolCallInput, WithdrawInput
 from scope_tool.wire._approval_prompt import read_approval
-from scope_tool.wire._status import AnswerRecord, PendingInput, Phase, VoteRecord
+from scope_tool.wire._status import AnswerRecord, DeadlineStep, PendingInput, Phase, VoteRecord
 from scope_tool.wire.errors import RefusalReason
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "delegated_answerers",
     "escalated_answerers",
     "expiry_answer",
+    "next_occasion",
     "reevaluation",
     "rule_answer",
     "rule_decision",
@@ -144,6 +146,14 @@ def delegated_answerers(call: ToolCallInput, delegation: DelegateInput) -> tuple
     """Who may answer after ``delegation``: the delegating assignee leaves, ``to`` join."""
     kept = tuple(each for each in call.allowed_answerers if each != delegation.delegated_by)
     return kept + tuple(each for each in delegation.to if each not in kept)
+
+
+def next_occasion(steps: Sequence[DeadlineStep], request_id: str) -> int:
+    """The question's next notification occasion (1 for its first after asking): each
+    reminder, escalation and delegation is one; an extension sends nothing."""
+    return 1 + sum(
+        1 for each in steps if each.request_id == request_id and each.kind != "extension"
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

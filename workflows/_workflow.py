@@ -141,6 +141,7 @@ with workflow.unsafe.imports_passed_through():
         delegated_answerers,
         escalated_answerers,
         expiry_answer,
+        next_occasion,
         reevaluation,
         rule_answer,
         rule_decision,
@@ -569,11 +570,7 @@ class ToolCallWorkflow:
 
     def _occasion(self, request_id: str) -> int:
         """The next notification occasion of the question (1 for its first after asking)."""
-        return 1 + sum(
-            1
-            for each in self._deadline_steps
-            if each.request_id == request_id and each.kind != "extension"
-        )
+        return next_occasion(self._deadline_steps, request_id)
 
     def _remind(self, offset: float, deadline: datetime) -> None:
         """Send the waiting question again, once, and record it."""

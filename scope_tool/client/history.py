@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, cast
 
@@ -39,24 +39,41 @@ from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode
 
 from scope_tool import ApprovalPolicy, InputRequest, Principal
+from scope_tool._policy import vote_kind
+from scope_tool.client._policy_trail import PolicyEvent, PolicyEventKind, PolicyTrail
 from scope_tool.wire import (
     ANSWER,
+    DELEGATE_QUESTION,
+    EXTEND_DEADLINE,
     REEVALUATE_RULES,
     ROUND_ACTIVITIES,
     STAGE_ANSWER,
+    WITHDRAW_QUESTION,
     AnswerInput,
     AnswerReceipt,
     CallToolInput,
+    DelegateInput,
+    ExtendInput,
+    ExtendReceipt,
     ReevaluateInput,
     RoundInputRequested,
     RoundResult,
     StagedAnswer,
     ToolCallInput,
+    WithdrawInput,
+    WithdrawReceipt,
 )
 from scope_tool.wire._json_form import json_members
 from scope_tool.wire._questions import read_question
 from scope_tool.wire._staging import StagedTexts
-from scope_tool.wire._status import AnswerRecord, CallOutcome, PendingInput, Phase, principal_json
+from scope_tool.wire._status import (
+    AnswerRecord,
+    CallOutcome,
+    DeadlineStep,
+    PendingInput,
+    Phase,
+    principal_json,
+)
 from scope_tool.wire.errors import CallNotFoundError, RefusalReason, ToolCallsError
 from scope_tool.wire.identity import token_claims
 from scope_tool.workflows._answer_check import Accepted, AnswerCheck, CallState, Unchecked
@@ -76,6 +93,8 @@ __all__ = [
     "HistoryAnswer",
     "HistoryQuestion",
     "HistoryRefusal",
+    "PolicyEvent",
+    "PolicyEventKind",
     "fetch_call_history",
     "read_history",
 ]
@@ -152,6 +171,11 @@ class CallHistory:
     questions: tuple[HistoryQuestion, ...] = ()
     answers: tuple[HistoryAnswer, ...] = ()
     refusals: tuple[HistoryRefusal, ...] = ()
+    policy_events: tuple[PolicyEvent, ...] = ()
+    """The policy's steps in the order they happened: votes, rule verdicts, reminders,
+    extensions, escalations, delegations, a withdrawal (see :class:`PolicyEvent`)."""
+    deadline_steps: tuple[DeadlineStep, ...] = ()
+    """The deadline steps, as ``status().deadline_steps`` lists them."""
     rounds: int = 0
     execution_status: str = "RUNNING"
     outcome: CallOutcome | None = None
@@ -182,6 +206,18 @@ class CallHistory:
             ],
             refusals=[
                 json_members(each, refused_at=_iso(each.refused_at)) for each in self.refusals
+            ],
+            policy_events=[
+                json_members(
+                    each, at=_iso(each.at), deadline=_iso(each.deadline) if each.deadline else None
+                )
+                for each in self.policy_events
+            ],
+            deadline_steps=[
+                json_members(
+                    each, at=_iso(each.at), deadline=_iso(each.deadline) if each.deadline else None
+                )
+                for each in self.deadline_steps
             ],
             outcome=None
             if outcome is None
@@ -236,6 +272,7 @@ class _Walk:
         self.call_id = call_id
         self.converter = data_converter
         self.call: ToolCallInput | None = None
+        self.started_call: ToolCallInput | None = None  # before escalations and delegations
         self.started_at = _EPOCH
         self.started_by = ""
         self.rounds: dict[int, int] = {}  # scheduled event id -> round
@@ -249,6 +286,10 @@ class _Walk:
         self.rule_verdict = ""
         self.reevaluations: dict[str, tuple[ReevaluateInput, str]] = {}
         self.updates: dict[str, tuple[AnswerInput, str]] = {}
+        # Extensions, delegations and withdrawals accepted, by update id: (name, input, client).
+        self.steps: dict[str, tuple[str, Any, str]] = {}
+        self.trail = PolicyTrail()
+        self.task_at = _EPOCH  # workflow.now() of the latest workflow task
         self.staged = StagedTexts()
         self.questions: list[HistoryQuestion] = []
         self.answers: list[HistoryAnswer] = []
@@ -263,32 +304,20 @@ class _Walk:
         kind = event.event_type
         if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
             started = event.workflow_execution_started_event_attributes
-            self.call = await self._one(started.input, ToolCallInput)
+            self.call = self.started_call = await self._one(started.input, ToolCallInput)
             self.started_at, self.started_by = at, started.identity
-        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED and self.asked is not None:
-            # The workflow commits the question when it next runs: workflow.now() is this time.
-            round_number, request = self.asked
-            self.asked = None
-            self.pending_request = request
-            self.pending = PendingInput(
-                request_id=f"{self.call_id}/r{round_number}",
-                prompt=request.prompt,
-                response_schema=request.response_schema,
-                asked_at=at,
-            )
-            self.phase = Phase.AWAITING_INPUT
-            assert self.call is not None
-            self.ballot = Ballot.open(self.call.policy, self.pending.request_id)
-            self.questions.append(
-                HistoryQuestion(
-                    request_id=self.pending.request_id,
-                    round=round_number,
-                    prompt=request.prompt,
-                    response_schema=request.response_schema,
-                    asked_at=at,
-                )
-            )
-            self._rules(round_number, at)
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+            self.task_at = at
+            if self.call is not None and self.pending is not None:
+                # A timer that fired brings its step in this task (a reminder, the escalation).
+                changed = self.trail.task_started(self.call, self.pending.request_id, at=at)
+                if changed is not None:
+                    self.call = changed
+                    self.pending = replace(self.pending, deadline=self.trail.deadline)
+            if self.asked is not None:
+                self._ask(at)
+        elif kind == EventType.EVENT_TYPE_TIMER_FIRED:
+            self.trail.timer_fired()
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             scheduled = event.activity_task_scheduled_event_attributes
             if scheduled.activity_type.name in ROUND_ACTIVITIES:
@@ -318,6 +347,13 @@ class _Walk:
                     await self._one(update_request.input.args, AnswerInput)
                 )
                 self.updates[update_request.meta.update_id] = (answer, update_request.meta.identity)
+            elif update_request.input.name in _STEP_UPDATES:
+                name = update_request.input.name
+                self.steps[update_request.meta.update_id] = (
+                    name,
+                    await self._one(update_request.input.args, _STEP_UPDATES[name][0]),
+                    update_request.meta.identity,
+                )
             elif update_request.input.name == REEVALUATE_RULES:
                 request = await self._one(update_request.input.args, ReevaluateInput)
                 self.reevaluations[update_request.meta.update_id] = (
@@ -326,6 +362,11 @@ class _Walk:
                 )
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
             update_done = event.workflow_execution_update_completed_event_attributes
+            step = self.steps.pop(update_done.meta.update_id, None)
+            if step is not None and update_done.outcome.HasField("success"):
+                name, request, identity = step
+                result = await self._one(update_done.outcome.success, _STEP_UPDATES[name][1])
+                self._stepped(name, request, result, identity=identity, at=at)
             reevaluated = self.reevaluations.pop(update_done.meta.update_id, None)
             if reevaluated is not None and update_done.outcome.HasField("success"):
                 self._reevaluated(*reevaluated, at=at)
@@ -357,6 +398,68 @@ class _Walk:
         elif kind in _ENDINGS:
             self._end(_ENDINGS[kind], at)
 
+    def _ask(self, at: datetime) -> None:
+        """The workflow commits the question when it next runs: workflow.now() is ``at``."""
+        assert self.asked is not None
+        assert self.started_call is not None
+        round_number, request = self.asked
+        self.asked = None
+        # An escalation or a delegation holds for its question: the next starts afresh.
+        self.call = call = self.started_call
+        self.pending_request = request
+        timeout = call.answer_timeout_seconds
+        self.pending = PendingInput(
+            request_id=f"{self.call_id}/r{round_number}",
+            prompt=request.prompt,
+            response_schema=request.response_schema,
+            asked_at=at,
+            deadline=at + timedelta(seconds=timeout) if timeout is not None else None,
+        )
+        self.phase = Phase.AWAITING_INPUT
+        self.ballot = Ballot.open(call.policy, self.pending.request_id)
+        self.questions.append(
+            HistoryQuestion(
+                request_id=self.pending.request_id,
+                round=round_number,
+                prompt=request.prompt,
+                response_schema=request.response_schema,
+                asked_at=at,
+            )
+        )
+        self._rules(round_number, at)
+        if self.pending is not None:  # no rule decided it: it waits
+            self.trail.asked(call, at=at)
+
+    def _stepped(
+        self, name: str, request: Any, result: Any, *, identity: str, at: datetime
+    ) -> None:
+        """An accepted extension, delegation or withdrawal, as the workflow took it."""
+        call, pending = self.call, self.pending
+        assert call is not None
+        if name == EXTEND_DEADLINE and pending is not None:
+            self.trail.extended(
+                call,
+                request.extended_by,
+                result,
+                seconds=request.seconds,
+                at=at,
+                task_at=self.task_at,
+                identity=identity,
+            )
+            self.pending = replace(pending, deadline=result.deadline)
+        elif name == DELEGATE_QUESTION and pending is not None:
+            self.call = self.trail.delegated(
+                call,
+                request,
+                result,
+                pending.deadline,
+                at=at,
+                task_at=self.task_at,
+                identity=identity,
+            )
+        elif name == WITHDRAW_QUESTION:
+            self.trail.withdrawn(request, result.request_id, at=at, identity=identity)
+
     def _rules(self, round_number: int, at: datetime) -> None:
         """As the workflow does when it commits a question: a rule may decide it at once."""
         assert self.call is not None
@@ -364,6 +467,20 @@ class _Walk:
         verdict = rule_decision(self.call, self.pending)
         self.rule_verdict = rule_verdict_text(self.call, verdict)
         decided = rule_answer(self.call, verdict)
+        if verdict is not None:
+            self.trail.add(
+                PolicyEvent(
+                    kind=PolicyEventKind.RULES,
+                    request_id=self.pending.request_id,
+                    at=at,
+                    by=f"{RULE_ANSWERER_PREFIX}{verdict.rule.name}"
+                    if decided is not None and verdict.rule is not None
+                    else None,
+                    decision=verdict.effect,
+                    decided=decided is not None,
+                    text=self.rule_verdict,
+                )
+            )
         if decided is None or verdict is None or verdict.rule is None:
             return
         entry = HistoryAnswer(
@@ -378,6 +495,7 @@ class _Walk:
         )
         self.answered[entry.request_id] = entry
         self.answers.append(entry)
+        self.trail.answered()
         self.pending = self.pending_request = None
         self.phase = Phase.RUNNING
 
@@ -388,9 +506,20 @@ class _Walk:
             self.call, self.phase, self.pending, request, at=at, round_number=self.round
         )
         text, record = found
-        if isinstance(text, RefusalReason):
+        if isinstance(text, RefusalReason) or self.pending is None:
             return
         self.rule_verdict = text
+        self.trail.add(
+            PolicyEvent(
+                kind=PolicyEventKind.REEVALUATION,
+                request_id=self.pending.request_id,
+                at=at,
+                by=request.by,
+                decided=isinstance(record, AnswerRecord),
+                text=text,
+                client_identity=identity,
+            )
+        )
         if not isinstance(record, AnswerRecord):
             return
         entry = HistoryAnswer(
@@ -405,6 +534,7 @@ class _Walk:
         )
         self.answered[entry.request_id] = entry
         self.answers.append(entry)
+        self.trail.answered()
         self.pending = self.pending_request = None
         self.phase = Phase.RUNNING
 
@@ -429,6 +559,7 @@ class _Walk:
         )
         self.answered[entry.request_id] = entry
         self.answers.append(entry)
+        self.trail.answered()
         self.pending = self.pending_request = None
         self.phase = Phase.RUNNING
 
@@ -505,6 +636,20 @@ class _Walk:
             if self.pending is not None and ballot.request_id != self.pending.request_id:
                 self.pending = replace(self.pending, request_id=ballot.request_id)
             decisive = cast.decisive
+            self.trail.add(
+                PolicyEvent(
+                    kind=PolicyEventKind.VOTE,
+                    request_id=ballot.request_id,
+                    at=at,
+                    by=answered_by,
+                    decision=vote_kind(answer.response),
+                    verified=verified,
+                    channel=channel,
+                    decided=decisive is not None,
+                    text=cast.tally.text(),
+                    client_identity=identity,
+                )
+            )
             if decisive is None:
                 self.answers.append(replace(entry, decided=False))
                 return
@@ -514,6 +659,7 @@ class _Walk:
             entry = replace(entry, rule_verdict=self.rule_verdict)
         if not duplicate:
             self.answered[entry.request_id] = entry
+            self.trail.answered()
             self.pending = self.pending_request = None
             self.phase = Phase.RUNNING
             self.staged.clear()
@@ -523,6 +669,7 @@ class _Walk:
         self.status, self.ended_at = status, at
         self.phase = self.outcome.phase if self.outcome is not None else Phase.ERRORED
         self.pending = self.pending_request = None
+        self.trail.answered()
 
     async def _one(self, payloads: Payloads, hint: type) -> Any:
         values = await self.converter.decode(payloads.payloads, [hint])
@@ -545,6 +692,8 @@ class _Walk:
             questions=tuple(self.questions),
             answers=tuple(self.answers),
             refusals=tuple(self.refusals),
+            policy_events=tuple(self.trail.events),
+            deadline_steps=tuple(self.trail.steps),
             rounds=self.round,
             execution_status=self.status,
             outcome=self.outcome,
@@ -553,6 +702,12 @@ class _Walk:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_STEP_UPDATES: dict[str, tuple[type, type]] = {
+    EXTEND_DEADLINE: (ExtendInput, ExtendReceipt),
+    DELEGATE_QUESTION: (DelegateInput, str),
+    WITHDRAW_QUESTION: (WithdrawInput, WithdrawReceipt),
+}
+"""The updates that step a question's deadline or withdraw it: their input and result types."""
 _ENDINGS = {
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED: "FAILED",
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED: "TERMINATED",

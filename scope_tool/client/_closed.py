@@ -43,6 +43,7 @@ def assignee_clause(name: str) -> str | None:
     key = ASSIGNEE_KEY.name
     return f"({key} = '{name}' OR {key} IS NULL)"
 
+
 _OPEN: Final = frozenset({WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.COMPLETED})
 _CLOSED_ERRORED: Final = "('Terminated', 'TimedOut', 'Failed')"
 

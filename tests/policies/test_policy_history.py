@@ -172,6 +172,7 @@ async def test_deadline_steps_in_history_are_the_ones_the_workflow_took(
     assert [r.answered_by for r in history.refusals] == ["bob"]
     (answer,) = history.answers
     assert answer.answered_by == "erin"
+    assert history.allowed_answerers == ("alice", "bob")  # as started
     text = render_history(history)
     rows = [
         line.strip().split("  ", 1)[1] for line in text.splitlines() if line.strip()[:2] == "20"

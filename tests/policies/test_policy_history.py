@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -194,3 +195,39 @@ async def test_deadline_steps_in_history_are_the_ones_the_workflow_took(
     assert f"delegated {request} by bob from client " in text
     assert " to dave" in text
     assert f"escalated {request} to erin, frank: deadline now" in text
+
+
+async def test_a_history_recorded_before_assignee_attribute_reads_the_same_steps() -> None:
+    """The reader on a history a worker recorded before ``assignee_attribute`` and the
+    DeadlineClock (tests/runtime/histories): the same steps, in order."""
+    from temporalio.client import WorkflowHistory
+
+    from scope_tool.client import DATA_CONVERTER
+    from scope_tool.client.history import read_history
+
+    name = "deadline_steps_extended_delegated_escalated"
+    file = Path(__file__).parent.parent / "runtime" / "histories" / f"{name}.json"
+    text = file.read_text(encoding="utf-8")
+    call_id = re.search(r"replay-steps-[0-9a-f-]{36}", text)
+    assert call_id is not None
+    recorded = WorkflowHistory.from_json(call_id.group(), text)
+    history = await read_history(recorded.workflow_id, recorded.events, DATA_CONVERTER)
+    assert [(e.kind.value, e.by) for e in history.policy_events] == [
+        ("reminder", None),
+        ("extension", "alice"),
+        ("delegation", "bob"),
+        ("reminder", None),
+        ("escalation", None),
+    ]
+    reminder_1, extension, delegation, reminder_2, escalation = history.deadline_steps
+    assert (reminder_1.before_seconds, reminder_2.before_seconds) == (2 * HOUR, HOUR)
+    assert reminder_2.deadline == extension.deadline  # the reminder followed the extension
+    assert extension.deadline is not None
+    assert escalation.deadline is not None
+    assert extension.deadline <= escalation.at < extension.deadline + timedelta(seconds=30)
+    assert escalation.deadline == escalation.at + timedelta(hours=1)  # escalation_timeout
+    assert delegation.assignees == ("dave",)
+    assert escalation.assignees == ("erin",)
+    assert [s.occasion for s in history.deadline_steps] == [1, 1, 2, 3, 4]
+    (answer,) = history.answers
+    assert answer.answered_by == "erin"

@@ -105,7 +105,8 @@ async def test_committed_histories_replay() -> None:
     # deadline_steps_extended_delegated_escalated.json (reminders, an extension, a delegation,
     # the escalation) and named_answerers_approved.json (allowed_answerers, no policy) predate
     # ToolCallInput.assignee_attribute: their ScopeToolAssignee writes are their own upserts,
-    # and only with deadline steps or a delegation.
+    # and only with deadline steps or a delegation; their assignee_*.json twins were recorded
+    # with it (the attribute rides on the phase's upserts).
     assert len(files) >= 10, f"expected recorded histories in {HISTORIES}"
     replayer = _replayer()
     for file in files:

@@ -106,18 +106,18 @@ class HistoryWalk:
         # As workflow.now() computes it, so asked_at equals the workflow's own to the microsecond.
         at = datetime.fromtimestamp(event.event_time.ToNanoseconds() / 1e9, UTC)
         kind = event.event_type
+        if kind in _TASK_FAILURES:
+            self.trail.task_failed()
+        elif kind not in _WITHIN_TASK:
+            self._take_due()
         if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
             started = event.workflow_execution_started_event_attributes
             self.call = self.started_call = await self._one(started.input, ToolCallInput)
             self.started_at, self.started_by = at, started.identity
         elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
             self.task_at = at
-            if self.call is not None and self.pending is not None:
-                # A timer that fired brings its step in this task (a reminder, the escalation).
-                changed = self.trail.task_started(self.call, self.pending.request_id, at=at)
-                if changed is not None:
-                    self.call = changed
-                    self.pending = replace(self.pending, deadline=self.trail.deadline)
+            # A timer that fired brings its step in this task (a reminder, the escalation).
+            self.trail.task_started(at=at)
             if self.asked is not None:
                 self._ask(at)
         elif kind == EventType.EVENT_TYPE_TIMER_FIRED:
@@ -201,6 +201,15 @@ class HistoryWalk:
             self._end("COMPLETED", at)
         elif kind in _ENDINGS:
             self._end(_ENDINGS[kind], at)
+
+    def _take_due(self) -> None:
+        """The step a fired timer brought, once no update of its task answered first."""
+        if self.call is None or self.pending is None:
+            return
+        changed = self.trail.take_due(self.call, self.pending.request_id)
+        if changed is not None:
+            self.call = changed
+            self.pending = replace(self.pending, deadline=self.trail.deadline)
 
     def _ask(self, at: datetime) -> None:
         """The workflow commits the question when it next runs: workflow.now() is ``at``."""
@@ -513,6 +522,18 @@ _STEP_UPDATES: dict[str, tuple[type, type]] = {
     WITHDRAW_QUESTION: (WithdrawInput, WithdrawReceipt),
 }
 """The updates that step a question's deadline or withdraw it: their input and result types."""
+_WITHIN_TASK = frozenset(
+    {
+        EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED,
+    }
+)
+"""Events that close a workflow task or carry its updates' messages: a step a timer brought in
+that task waits past them (see ``PolicyTrail.task_started``)."""
+_TASK_FAILURES = frozenset(
+    {EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED, EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT}
+)
 _ENDINGS = {
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED: "FAILED",
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED: "TERMINATED",

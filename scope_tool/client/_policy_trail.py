@@ -78,7 +78,8 @@ class PolicyTrail:
         self.events: list[PolicyEvent] = []
         self.steps: list[DeadlineStep] = []  # as the workflow's status lists them
         self._clock: DeadlineClock | None = None
-        self._fired = False
+        self._fired = False  # a step timer fired; its step is taken in the next task
+        self._due: datetime | None = None  # that task started then; its step not taken yet
 
     def add(self, event: PolicyEvent) -> None:
         self.events.append(event)
@@ -87,6 +88,7 @@ class PolicyTrail:
         """A question started waiting at ``at``: its deadline steps start, as the workflow's."""
         policy = call.policy
         self._fired = False
+        self._due = None
         self._clock = None
         if policy is None or not policy.has_deadline_steps or call.answer_timeout_seconds is None:
             return
@@ -97,21 +99,36 @@ class PolicyTrail:
         """The question no longer waits: its timers take no step."""
         self._clock = None
         self._fired = False
+        self._due = None
 
     def timer_fired(self) -> None:
         """A timer fired: the workflow takes the step in its next task."""
         if self._clock is not None:
             self._fired = True
 
-    def task_started(
-        self, call: ToolCallInput, request_id: str, *, at: datetime
-    ) -> ToolCallInput | None:
-        """The workflow task at ``at`` takes the step a fired timer brought; returns the call
-        as it stands after an escalation (who may answer), else ``None``."""
-        clock = self._clock
-        if clock is None or not self._fired:
+    def task_started(self, *, at: datetime) -> None:
+        """A workflow task started at ``at``: a timer that fired brings its step in it, unless
+        an update of the same task answered the question or moved its deadline first (the
+        workflow runs updates before timers; their events follow the task's completion), so
+        the step is taken by :meth:`take_due` at the task's first other event."""
+        if self._clock is not None and self._fired:
+            self._fired = False
+            self._due = at
+
+    def task_failed(self) -> None:
+        """The task failed or timed out: nothing it did counts, and its retry takes the step
+        (at the retry's own time)."""
+        if self._due is not None:
+            self._due = None
+            self._fired = True
+
+    def take_due(self, call: ToolCallInput, request_id: str) -> ToolCallInput | None:
+        """Take the step due in the current task, if any; returns the call as it stands after
+        an escalation (who may answer), else ``None``."""
+        clock, at = self._clock, self._due
+        if clock is None or at is None:
             return None
-        self._fired = False
+        self._due = None
         fired = clock.fire(at)
         if fired is None:
             self._clock = None  # the last deadline passed: the question expires
@@ -156,6 +173,7 @@ class PolicyTrail:
         """An accepted extension (its update completed at ``at``, handled in the task that
         started at ``task_at``)."""
         clock = self._clock
+        self._due = None  # the wait woke for the new deadline: a timer of this task took no step
         if clock is not None:
             clock.extend(seconds)
             clock.next_step(task_at)

@@ -8,7 +8,7 @@ import asyncio
 import json
 import re
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -231,3 +231,38 @@ async def test_a_history_recorded_before_assignee_attribute_reads_the_same_steps
     assert [s.occasion for s in history.deadline_steps] == [1, 1, 2, 3, 4]
     (answer,) = history.answers
     assert answer.answered_by == "erin"
+
+
+async def test_an_answer_in_the_task_its_reminder_timer_fired_in_takes_no_step(
+    temporal_client: Any, task_queue: str, tmp_path: Path
+) -> None:
+    """The workflow runs an update before a timer of the same task: the answer wins, no
+    reminder is sent, and the history shows none either (the update's events come after the
+    task's, so the reader waits for them before taking the timer's step)."""
+    calls = ToolCalls(temporal_client, task_queue=task_queue)
+    policy = ApprovalPolicy(reminders=(15,))  # 5 s after the question
+    async with start_worker(temporal_client, REGISTRY, task_queue=task_queue):
+        handle = await calls.start(
+            _refund(tmp_path / "ledger"),
+            call_id=f"race-{uuid.uuid4()}",
+            answer_timeout=timedelta(seconds=20),
+            allowed_answerers=("alice",),
+            policy=policy,
+        )
+        waiting = await wait_for_phase(handle, Phase.AWAITING_INPUT)
+    assert waiting.pending is not None
+    # No worker: the reminder's timer fires, and its task waits with the answer for a worker.
+    reminder_at = waiting.pending.asked_at + timedelta(seconds=5)
+    await asyncio.sleep(max(0.0, (reminder_at - datetime.now(UTC)).total_seconds()) + 1.5)
+    answering = asyncio.ensure_future(handle.answer({"decision": "approve"}, answered_by="alice"))
+    await asyncio.sleep(1)
+    async with start_worker(temporal_client, REGISTRY, task_queue=task_queue):
+        await answering
+        await handle.result()
+        status = await handle.status()
+        history = await handle.history()
+    events = (await handle.workflow_handle.fetch_history()).events
+    assert sum(1 for e in events if e.HasField("timer_fired_event_attributes")) == 1
+    assert history.deadline_steps == status.deadline_steps == ()
+    assert history.policy_events == ()
+    assert [a.answered_by for a in history.answers] == ["alice"]

@@ -16,16 +16,18 @@ far are kept but superseded, and the question's request id gains a suffix (``/r2
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Literal
 
 from scope_tool import ApprovalPolicy, InputRequest
 from scope_tool._policy import Tally, vote_kind
 from scope_tool._rules import RuleVerdict, evaluate
 from scope_tool.errors import InvalidPolicyError
-from scope_tool.wire import ReevaluateInput, ToolCallInput, WithdrawInput
+from scope_tool.wire import DelegateInput, ReevaluateInput, ToolCallInput, WithdrawInput
 from scope_tool.wire._approval_prompt import read_approval
-from scope_tool.wire._status import AnswerRecord, PendingInput, Phase, VoteRecord
+from scope_tool.wire._status import AnswerRecord, DeadlineStep, PendingInput, Phase, VoteRecord
 from scope_tool.wire.errors import RefusalReason
 
 __all__ = [
@@ -33,7 +35,13 @@ __all__ = [
     "RULE_ANSWERER_PREFIX",
     "Ballot",
     "Cast",
+    "DeadlineClock",
+    "DeadlineFired",
+    "answerers_now",
+    "delegated_answerers",
+    "escalated_answerers",
     "expiry_answer",
+    "next_occasion",
     "reevaluation",
     "rule_answer",
     "rule_decision",
@@ -111,6 +119,114 @@ class Ballot:
             return Cast(tally, None)
         current = [each for each in self._votes if not each.superseded]
         return Cast(tally, current[tally.decided])
+
+
+def answerers_now(call: ToolCallInput) -> tuple[str, ...]:
+    """Who may answer the call's pending question now, by name (empty: anyone).
+
+    Under a quorum the policy's voters (when it names them) are who votes; otherwise the
+    call's ``allowed_answerers`` as they stand now (an escalation or a delegation changes them).
+    The ``ScopeToolAssignee`` attribute and the Web UI's details show this.
+    """
+    policy = call.policy
+    if policy is not None and policy.is_quorum and policy.eligible:
+        return policy.eligible
+    return tuple(call.allowed_answerers)
+
+
+def escalated_answerers(call: ToolCallInput, policy: ApprovalPolicy) -> tuple[str, ...]:
+    """Who may answer after an escalation: ``escalate_to`` beside the first answerers, or
+    instead of them (``escalation_replaces``); empty: anyone (no first answerers, not replaced)."""
+    first = tuple(call.allowed_answerers)
+    if policy.escalation_replaces or not first:
+        # With no allowed_answerers anyone could answer, and still can unless replaced.
+        return policy.escalate_to if policy.escalation_replaces else ()
+    return first + tuple(each for each in policy.escalate_to if each not in first)
+
+
+def delegated_answerers(call: ToolCallInput, delegation: DelegateInput) -> tuple[str, ...]:
+    """Who may answer after ``delegation``: the delegating assignee leaves, ``to`` join."""
+    kept = tuple(each for each in call.allowed_answerers if each != delegation.delegated_by)
+    return kept + tuple(each for each in delegation.to if each not in kept)
+
+
+def next_occasion(steps: Sequence[DeadlineStep], request_id: str) -> int:
+    """The question's next notification occasion (1 for its first after asking): each
+    reminder, escalation and delegation is one; an extension sends nothing."""
+    return 1 + sum(
+        1 for each in steps if each.request_id == request_id and each.kind != "extension"
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeadlineFired:
+    """The step a question's timer brought: a reminder (``before_seconds`` before
+    ``deadline``) or the escalation (the question's new ``deadline``)."""
+
+    kind: Literal["reminder", "escalation"]
+    deadline: datetime
+    before_seconds: float | None = None
+
+
+class DeadlineClock:
+    """The deadline steps of one waiting question under a policy with deadline steps:
+    which comes next and what a timer that fired brings.
+
+    The workflow waits for each step's moment with one timer; the history reader runs the same
+    clock over the timers the history recorded, so both take the same steps. Pure: the moments
+    come in as arguments.
+    """
+
+    __slots__ = ("_reminders", "deadline", "escalated", "extended", "policy")
+
+    def __init__(self, policy: ApprovalPolicy, deadline: datetime) -> None:
+        self.policy = policy
+        self.deadline = deadline
+        """The question's deadline now (moved by extensions and by the escalation)."""
+        self.extended = 0.0
+        """Seconds added by extensions so far (at most the policy's ``max_extension``)."""
+        self.escalated = False
+        self._reminders = list(policy.reminders)  # not sent yet, earliest first
+
+    def next_step(self, now: datetime) -> datetime:
+        """The moment of the next step (:meth:`upcoming` says which).
+
+        A reminder whose moment has already passed (a workflow task run late) is dropped, never
+        sent late; an extension moves the ones not sent yet later.
+        """
+        deadline = self.deadline
+        self._reminders = [o for o in self._reminders if deadline - timedelta(seconds=o) > now]
+        return self.upcoming()[1]
+
+    def upcoming(self) -> tuple[Literal["reminder", "escalation", "expiry"], datetime]:
+        """The next step as :meth:`next_step` last found it (nothing dropped): its kind and
+        moment (the Web UI's details show it)."""
+        if self._reminders:
+            return "reminder", self.deadline - timedelta(seconds=self._reminders[0])
+        if not self.escalated and self.policy.escalate_to:
+            return "escalation", self.deadline
+        return "expiry", self.deadline
+
+    def fire(self, now: datetime) -> DeadlineFired | None:
+        """The next step's timer fired at ``now``: the step it brings, or ``None`` (the last
+        deadline passed unanswered: the question expires)."""
+        if self._reminders:
+            return DeadlineFired(
+                kind="reminder", deadline=self.deadline, before_seconds=self._reminders.pop(0)
+            )
+        policy = self.policy
+        if self.escalated or not policy.escalate_to:
+            return None
+        assert policy.escalation_timeout is not None  # the policy checks they go together
+        self.escalated = True
+        self.deadline = now + timedelta(seconds=policy.escalation_timeout)
+        return DeadlineFired(kind="escalation", deadline=self.deadline)
+
+    def extend(self, seconds: float) -> datetime:
+        """Move the deadline ``seconds`` later (the caller checked the policy allows it)."""
+        self.extended += seconds
+        self.deadline = self.deadline + timedelta(seconds=seconds)
+        return self.deadline
 
 
 MAX_WITHDRAW_REASON = 1000

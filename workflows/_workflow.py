@@ -41,10 +41,10 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from temporalio import workflow
-from temporalio.common import RawValue, RetryPolicy
+from temporalio.common import RawValue, RetryPolicy, SearchAttributeUpdate
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -142,7 +142,12 @@ with workflow.unsafe.imports_passed_through():
     from scope_tool.workflows._policy import (
         RULE_ANSWERER_PREFIX,
         Ballot,
+        DeadlineClock,
+        answerers_now,
+        delegated_answerers,
+        escalated_answerers,
         expiry_answer,
+        next_occasion,
         reevaluation,
         rule_answer,
         rule_decision,
@@ -225,9 +230,8 @@ class ToolCallWorkflow:
         )
         self._deadline_steps: list[DeadlineStep] = []
         self._assignees: list[str] = []  # what the ScopeToolAssignee attribute shows
-        # The pending question's deadline and how far it was extended (deadline steps only).
-        self._deadline: datetime | None = None
-        self._extended = 0.0
+        # The pending question's deadline steps (a policy with deadline steps only).
+        self._clock: DeadlineClock | None = None
         self._phase = Phase.RUNNING
         # The phase the ScopeToolPhase attribute shows: it may lag behind _phase only while a
         # round that follows an answer runs (ToolCallInput.running_shown_late).
@@ -518,10 +522,15 @@ class ToolCallWorkflow:
                     reason=verdict.reason,
                 )
             )
-        self._set_phase(Phase.AWAITING_INPUT)
+        if call.assignee_attribute:
+            # One upsert: the phase and who may answer (see ToolCallInput.assignee_attribute).
+            self._set_phase(Phase.AWAITING_INPUT, shown=False)
+            self._show_phase(assignees=answerers_now(call))
+        else:
+            self._set_phase(Phase.AWAITING_INPUT)
         self._show_waiting()
         steps = call.policy is not None and call.policy.has_deadline_steps
-        if steps:
+        if steps and not call.assignee_attribute:
             self._show_assignees(call.allowed_answerers)
         self._notify("awaiting_input")
         self._announce(pending, occasion=0)
@@ -533,9 +542,11 @@ class ToolCallWorkflow:
         except TimeoutError:
             return None
         finally:
-            # Unset once answered (nothing to write, so no event, when it was never set).
-            self._show_assignees(())
-            self._deadline = None
+            # Unset once answered (nothing to write, so no event, when it was never set); with
+            # assignee_attribute, together with the phase when that is next written.
+            if not self._call.assignee_attribute:
+                self._show_assignees(())
+            self._clock = None
         return self._answer
 
     def _show_assignees(self, assignees: Sequence[str]) -> None:
@@ -557,50 +568,41 @@ class ToolCallWorkflow:
         """Wait for the answer through the policy's reminders, its deadline and escalation.
 
         Only calls whose policy has reminders, ``escalate_to`` or ``max_extension`` come here
-        (their input says so, so no patch marker is needed); each step is a timer in the call's history, so a
-        replay or a restarted worker takes the same steps and sends nothing twice (each notice
-        is a child workflow whose id names the question and its occasion).
+        (their input says so, so no patch marker is needed); each step is a timer in the call's
+        history, so a replay or a restarted worker takes the same steps and sends nothing twice
+        (each notice is a child workflow whose id names the question and its occasion). Which
+        step a timer brings is :class:`DeadlineClock`'s, which the history reader runs too.
 
         Raises:
             TimeoutError: the last deadline passed unanswered.
         """
-        self._deadline = deadline
-        self._extended = 0.0
-        reminders = list(policy.reminders)  # not sent yet, earliest first
-        escalated = False
+        clock = self._clock = DeadlineClock(policy, deadline)
         while True:
-            deadline = self._deadline
+            deadline = clock.deadline
             now = workflow.now()
-            # A reminder whose moment has already passed (a workflow task run late) is
-            # dropped, never sent late; an extension moves the ones not sent yet later.
-            reminders = [o for o in reminders if deadline - timedelta(seconds=o) > now]
-            step_at = deadline - timedelta(seconds=reminders[0]) if reminders else deadline
+            step_at = clock.next_step(now)
+            self._show_waiting()  # the next step's moment, in the Web UI's details
             try:
                 await workflow.wait_condition(
-                    lambda deadline=deadline: self._answered() or self._deadline != deadline,  # type: ignore[misc]
+                    lambda deadline=deadline: self._answered() or clock.deadline != deadline,  # type: ignore[misc]
                     timeout=max(step_at - now, timedelta(0)),
                 )
             except TimeoutError:
-                if reminders:
-                    self._remind(reminders.pop(0), deadline)
-                    continue
-                if escalated or not policy.escalate_to:
+                fired = clock.fire(workflow.now())
+                if fired is None:
                     raise
-                assert policy.escalation_timeout is not None  # the policy checks they go together
-                escalated = True
-                self._deadline = workflow.now() + timedelta(seconds=policy.escalation_timeout)
-                self._escalate(policy, self._deadline)
+                if fired.kind == "reminder":
+                    assert fired.before_seconds is not None
+                    self._remind(fired.before_seconds, fired.deadline)
+                else:
+                    self._escalate(policy, fired.deadline)
                 continue
             if self._answered():
                 return
 
     def _occasion(self, request_id: str) -> int:
         """The next notification occasion of the question (1 for its first after asking)."""
-        return 1 + sum(
-            1
-            for each in self._deadline_steps
-            if each.request_id == request_id and each.kind != "extension"
-        )
+        return next_occasion(self._deadline_steps, request_id)
 
     def _remind(self, offset: float, deadline: datetime) -> None:
         """Send the waiting question again, once, and record it."""
@@ -628,12 +630,7 @@ class ToolCallWorkflow:
         question = self._question
         if question is None:
             return
-        first = tuple(self._call.allowed_answerers)
-        if policy.escalation_replaces or not first:
-            # With no allowed_answerers anyone could answer, and still can unless replaced.
-            allowed = policy.escalate_to if policy.escalation_replaces else ()
-        else:
-            allowed = first + tuple(each for each in policy.escalate_to if each not in first)
+        allowed = escalated_answerers(self._call, policy)
         self._call = replace(self._call, allowed_answerers=allowed)
         pending = replace(question.pending, deadline=deadline)
         self._question = replace(question, pending=pending)
@@ -696,15 +693,20 @@ class ToolCallWorkflow:
         return self._take(default)
 
     def _show_waiting(self) -> None:
-        """The Web UI's details while the call waits: the question (and the votes so far)."""
+        """The Web UI's details while the call waits: the question, who may answer it now, the
+        votes so far and the next deadline step (details are no history event)."""
         if self._question is None:
             return
+        clock = self._clock
         workflow.set_current_details(
             waiting_details(
                 tool=self._call.tool,
                 call_id=self._call.call_id,
                 pending=self._question.pending,
                 tally=self._ballot.tally().text() if self._ballot is not None else "",
+                assignees=answerers_now(self._call),
+                next_step=clock.upcoming() if clock is not None else None,
+                escalate_to=clock.policy.escalate_to if clock is not None else (),
             )
         )
 
@@ -723,10 +725,28 @@ class ToolCallWorkflow:
         if shown:
             self._show_phase()
 
-    def _show_phase(self) -> None:
+    def _show_phase(self, *, assignees: Sequence[str] | None = None) -> None:
+        """Write the phase to ScopeToolPhase if it differs from what the attribute shows.
+
+        On a call with ``assignee_attribute``, ScopeToolAssignee goes in the same upsert (one
+        history event): ``assignees`` while it waits, unset once it no longer shows waiting.
+        """
+        changes: list[SearchAttributeUpdate[Any]] = []
         if self._shown_phase is not self._phase:
             self._shown_phase = self._phase
-            workflow.upsert_search_attributes([PHASE_KEY.value_set(self._phase.value)])
+            changes.append(PHASE_KEY.value_set(self._phase.value))
+        if self._call.assignee_attribute and (changes or assignees is not None):
+            waiting = self._shown_phase is Phase.AWAITING_INPUT
+            names = list(assignees) if waiting and assignees is not None else []
+            if waiting and assignees is None:
+                names = self._assignees  # the phase shows waiting still: so do its assignees
+            if names != self._assignees:
+                self._assignees = names
+                changes.append(
+                    ASSIGNEE_KEY.value_set(names) if names else ASSIGNEE_KEY.value_unset()
+                )
+        if changes:
+            workflow.upsert_search_attributes(changes)
 
     def _finish(
         self,
@@ -1184,8 +1204,7 @@ class ToolCallWorkflow:
         # Who delegates: the token's subject (the validator verified it), else the name given.
         by = self._actor(delegation.delegated_by, delegation.identity_token, verify=False, what="")
         delegated_by = by if isinstance(by, str) else delegation.delegated_by
-        kept = tuple(each for each in self._call.allowed_answerers if each != delegated_by)
-        allowed = kept + tuple(each for each in delegation.to if each not in kept)
+        allowed = delegated_answerers(self._call, replace(delegation, delegated_by=delegated_by))
         self._call = replace(self._call, allowed_answerers=allowed)
         pending = question.pending
         occasion = self._occasion(pending.request_id)
@@ -1201,6 +1220,7 @@ class ToolCallWorkflow:
             )
         )
         self._show_assignees(allowed)
+        self._show_waiting()
         self._notify("delegated", occasion=occasion)
         self._announce(pending, occasion=occasion, to=tuple(delegation.to))
         return pending.request_id
@@ -1274,13 +1294,13 @@ class ToolCallWorkflow:
         with it)."""
         refused = self._extension_refusal(extension, verify=False)
         question = self._question
-        if refused is not None or question is None or self._deadline is None:
+        clock = self._clock
+        if refused is not None or question is None or clock is None:
             raise _extension_rejection(refused)
         by = self._actor(extension.extended_by, extension.identity_token, verify=False, what="")
         extended_by = by if not isinstance(by, tuple) else extension.extended_by
-        self._extended += extension.seconds
-        self._deadline = self._deadline + timedelta(seconds=extension.seconds)
-        pending = replace(question.pending, deadline=self._deadline)
+        deadline = clock.extend(extension.seconds)
+        pending = replace(question.pending, deadline=deadline)
         self._question = replace(question, pending=pending)
         self._deadline_steps.append(
             DeadlineStep(
@@ -1289,12 +1309,12 @@ class ToolCallWorkflow:
                 at=workflow.now(),
                 occasion=self._occasion(pending.request_id) - 1,
                 assignees=tuple(self._call.allowed_answerers),
-                deadline=self._deadline,
+                deadline=deadline,
                 by=extended_by,
             )
         )
         self._show_waiting()
-        return ExtendReceipt(request_id=pending.request_id, deadline=self._deadline)
+        return ExtendReceipt(request_id=pending.request_id, deadline=deadline)
 
     @extend_deadline.validator
     def validate_extend_deadline(self, extension: ExtendInput) -> None:
@@ -1327,7 +1347,8 @@ class ToolCallWorkflow:
                 f"call {call_id!r} has finished ({self._phase.value}); there is nothing to extend",
             )
         pending = self._pending
-        if pending is None or self._deadline is None or self._answered():
+        clock = self._clock
+        if pending is None or clock is None or self._answered():
             return (
                 RefusalReason.NOT_WAITING,
                 f"call {call_id!r} has no question with a deadline waiting",
@@ -1356,10 +1377,10 @@ class ToolCallWorkflow:
                 RefusalReason.NOT_ALLOWED,
                 f"{by!r} may not extend call {call_id!r}; allowed: {', '.join(allowed)}",
             )
-        if self._extended + seconds > limit:
+        if clock.extended + seconds > limit:
             return (
                 RefusalReason.NOT_ALLOWED,
-                f"call {call_id!r} may be extended by {limit:g} s in all; {self._extended:g} s"
+                f"call {call_id!r} may be extended by {limit:g} s in all; {clock.extended:g} s"
                 f" are used, {seconds:g} s more is too much",
             )
         return None

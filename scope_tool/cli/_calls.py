@@ -250,10 +250,19 @@ async def run_pending(args: argparse.Namespace) -> int:
     a call whose status cannot be read is still listed, since it cannot be told.
     """
     from scope_tool.client import CallSummary, Phase
+    from scope_tool.client._closed import assignee_clause
 
     calls = await connect(settings_from_args(args))
     try:
-        summaries = await calls.list(phase=Phase.AWAITING_INPUT, tool=args.tool, limit=args.limit)
+        # With --for, the ScopeToolAssignee attribute leaves out the calls named for others
+        # (a name a query cannot carry reads every waiting call's status instead).
+        searchable = args.for_name is not None and assignee_clause(args.for_name) is not None
+        summaries = await calls.list(
+            phase=Phase.AWAITING_INPUT,
+            tool=args.tool,
+            assignee=args.for_name if searchable else None,
+            limit=args.limit,
+        )
     except Exception as error:
         raise CommandError(f"cannot list waiting calls: {error}") from None
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from scope_tool._text import escaped_controls
 from scope_tool.cli._commands import add_json_flag, call_command
@@ -17,7 +17,7 @@ from scope_tool.serving._connection import add_connection_arguments, connect, se
 from scope_tool.serving._errors import EXIT_OK, CommandError
 
 if TYPE_CHECKING:
-    from scope_tool.client.history import CallHistory
+    from scope_tool.client.history import CallHistory, PolicyEvent
 
 __all__ = ["add_history_parser", "render_history", "run_history"]
 
@@ -25,7 +25,10 @@ __all__ = ["add_history_parser", "render_history", "run_history"]
 def add_history_parser(commands: Any) -> None:
     """Add the ``history`` sub-command to the CLI's sub-parsers."""
     history = call_command(
-        commands, "history", "who started a call, each question, answer and refusal, the outcome"
+        commands,
+        "history",
+        "who started a call, each question, answer and refusal, the policy's votes, rule"
+        " verdicts, deadline steps and withdrawal, the outcome",
     )
     add_json_flag(history)
     add_connection_arguments(history)
@@ -73,7 +76,11 @@ def render_history(trail: CallHistory) -> str:
                 f"\n            schema {_compact(question.response_schema)}",
             )
         )
+    for event in trail.policy_events:
+        moments.append((_time(event.at), _policy_line(event)))
     for answer in trail.answers:
+        if not answer.decided:
+            continue  # a vote that left the question waiting: its vote line says it
         repeat = " (repeat, no effect)" if answer.duplicate else ""
         verified = " (verified)" if answer.verified else ""
         channel = f" through {escaped_controls(answer.channel)}" if answer.channel else ""
@@ -105,6 +112,63 @@ def render_history(trail: CallHistory) -> str:
     else:
         lines.append(f"  still running (round {trail.rounds})")
     return escaped_controls("\n".join(lines), keep_layout=True)
+
+
+def _policy_line(event: PolicyEvent) -> str:
+    """One line of the policy's trail: a vote, the rules' verdict, a deadline step, a
+    withdrawal (see ``scope_tool.client.history.PolicyEvent``)."""
+    from scope_tool.client.history import PolicyEventKind
+
+    request = event.request_id
+    by = escaped_controls(event.by or "anonymous")
+    client = (
+        f" from client {escaped_controls(event.client_identity)}" if event.client_identity else ""
+    )
+    deadline = _time(event.deadline) if event.deadline is not None else "none"
+    match event.kind:
+        case PolicyEventKind.VOTE:
+            verified = " (verified)" if event.verified else ""
+            channel = f" through {escaped_controls(event.channel)}" if event.channel else ""
+            decides = ", which decides" if event.decided else ""
+            return (
+                f"vote      {request} by {by}{verified}{channel}{client}: {event.decision}"
+                f" ({event.text}){decides}"
+            )
+        case PolicyEventKind.RULES:
+            return f"rules     {request}: {event.text}"
+        case PolicyEventKind.REEVALUATION:
+            return f"rules     {request} re-evaluated by {by}{client}: {event.text}"
+        case PolicyEventKind.REMINDER:
+            before = _duration(event.before_seconds or 0)
+            return f"reminder  {request} sent again, {before} before its deadline {deadline}"
+        case PolicyEventKind.EXTENSION:
+            return f"extended  {request} by {by}{client}: deadline now {deadline}"
+        case PolicyEventKind.ESCALATION:
+            return f"escalated {request} to {_names(event.assignees)}: deadline now {deadline}"
+        case PolicyEventKind.DELEGATION:
+            return f"delegated {request} by {by}{client} to {_names(event.assignees)}"
+        case PolicyEventKind.WITHDRAWAL:
+            who = escaped_controls(event.by or "the caller")
+            return f"withdrawn {request} by {who}{client}: {event.text}"
+        case _:
+            assert_never(event.kind)
+
+
+def _names(names: tuple[str, ...]) -> str:
+    return escaped_controls(", ".join(names) or "anyone")
+
+
+def _duration(seconds: float) -> str:
+    """``90`` -> ``1m30s``, ``7200`` -> ``2h``."""
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [
+        f"{hours}h" if hours else "",
+        f"{minutes}m" if minutes else "",
+        f"{secs}s" if secs else "",
+    ]
+    return "".join(parts) or "0s"
 
 
 def _time(moment: Any) -> str:

@@ -30,7 +30,7 @@ from scope_tool import ApprovalPolicy, Principal, Request, current_principal, wi
 from scope_tool._read_only import ReadOnly
 from scope_tool.client._answer_text import AnswerText, encode_answer, is_short_text
 from scope_tool.client._batch import BatchItem, BatchReceipt, answer_batch
-from scope_tool.client._closed import closed_phase, phase_clause, summary_phase
+from scope_tool.client._closed import assignee_clause, closed_phase, phase_clause, summary_phase
 from scope_tool.client._first_stop import (
     WorkerWaitReport,
     refused_start,
@@ -353,6 +353,7 @@ class ToolCalls:
             routed=True,
             eager_rounds=True,
             running_shown_late=True,
+            assignee_attribute=True,
             unserved_timeout_seconds=(
                 self._unserved_tool_timeout
                 if await self._served.served(request.name)
@@ -427,9 +428,19 @@ class ToolCalls:
         return ToolCallHandle(handle, client=self._client)
 
     async def list(
-        self, *, phase: Phase | None = None, tool: str | None = None, limit: int = 100
+        self,
+        *,
+        phase: Phase | None = None,
+        tool: str | None = None,
+        assignee: str | None = None,
+        limit: int = 100,
     ) -> list[CallSummary]:
         """Calls found by their search attributes, newest first, one row per call id.
+
+        ``assignee`` keeps the calls whose ``ScopeToolAssignee`` names that person and those
+        without the attribute (anyone may answer them, or they were started before it), so
+        with ``phase=Phase.AWAITING_INPUT`` it narrows the waiting calls to those the person
+        may answer; whether they may (a voter who has voted may not) is their status's to say.
 
         A call closed without an outcome (terminated, timed out, reset away) is listed with the
         phase of its execution status (ERRORED, or CANCELLED), never as waiting.
@@ -447,6 +458,14 @@ class ToolCalls:
             if not _TOOL_NAME.match(tool):
                 raise ValueError(f"tool must be a tool name ([A-Za-z0-9_-]{{1,64}}), got {tool!r}")
             clauses.append(f"{wire.TOOL_KEY.name} = '{tool}'")
+        if assignee is not None:
+            clause = assignee_clause(assignee)
+            if clause is None:
+                raise ValueError(
+                    f"assignee must be 1 to 256 of A-Z a-z 0-9 _ . @ + - to be searched,"
+                    f" got {assignee!r:.80}"
+                )
+            clauses.append(clause)
         found: dict[str, CallSummary] = {}
         try:
             async for execution in self._client.list_workflows(" AND ".join(clauses), limit=limit):

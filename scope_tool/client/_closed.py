@@ -15,6 +15,7 @@ view derives the phase from the execution status instead:
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from temporalio.client import (
@@ -23,10 +24,25 @@ from temporalio.client import (
     WorkflowHistoryEventFilterType,
 )
 
-from scope_tool.wire import PHASE_KEY
+from scope_tool.wire import ASSIGNEE_KEY, PHASE_KEY
 from scope_tool.wire._status import CallOutcome, Phase
 
-__all__ = ["closed_outcome", "closed_phase", "phase_clause", "summary_phase"]
+__all__ = ["assignee_clause", "closed_outcome", "closed_phase", "phase_clause", "summary_phase"]
+
+_SEARCHABLE_NAME: Final = re.compile(r"[A-Za-z0-9_.@+-]{1,256}")
+"""Names a visibility query can look up in ``ScopeToolAssignee``: quotes, backslashes and other
+punctuation are query syntax to some visibility stores (SQLite's full-text index refuses them)."""
+
+
+def assignee_clause(name: str) -> str | None:
+    """The clause selecting calls ``name`` may answer by the ``ScopeToolAssignee`` attribute
+    (named there, or no attribute: anyone may answer, or a call started before it), or
+    ``None`` for a name a query cannot carry safely."""
+    if not isinstance(name, str) or _SEARCHABLE_NAME.fullmatch(name) is None:
+        return None
+    key = ASSIGNEE_KEY.name
+    return f"({key} = '{name}' OR {key} IS NULL)"
+
 
 _OPEN: Final = frozenset({WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.COMPLETED})
 _CLOSED_ERRORED: Final = "('Terminated', 'TimedOut', 'Failed')"

@@ -258,6 +258,11 @@ class ToolCallInput:
     # How each question is decided (scope_tool.ApprovalPolicy); None: by the first accepted
     # answer, as calls recorded before policies were.
     policy: ApprovalPolicy | None = None
+    # While a question waits, the ScopeToolAssignee attribute lists who may answer it now (its
+    # named answerers, or the policy's voters), written in the same upsert as ScopeToolPhase and
+    # cleared with it, so it costs no history event. False (calls started before this field)
+    # writes it only for calls with deadline steps or a delegation, as those histories recorded.
+    assignee_attribute: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

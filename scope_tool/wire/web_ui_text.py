@@ -20,6 +20,8 @@ server refuses a start whose details exceed its user-metadata limit.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from scope_tool.wire._approval_prompt import read_approval
@@ -39,6 +41,7 @@ MAX_DETAILS_BYTES: Final = 8000
 """Longest details text set (UTF-8); well under the server's limit on user-metadata details."""
 
 _MAX_BLOCK_BYTES: Final = 3000
+_MAX_NAMES: Final = 20
 _SHORTENED: Final = "… (shortened; the whole value is in the workflow's payloads)"
 
 
@@ -54,14 +57,34 @@ def start_details(tool: str, arguments: str | bytes) -> str:
     return _bounded("\n".join(parts))
 
 
-def waiting_details(*, tool: str, call_id: str, pending: PendingInput, tally: str = "") -> str:
+def waiting_details(
+    *,
+    tool: str,
+    call_id: str,
+    pending: PendingInput,
+    tally: str = "",
+    assignees: Sequence[str] = (),
+    next_step: tuple[str, datetime] | None = None,
+    escalate_to: Sequence[str] = (),
+) -> str:
     """The current details while the call waits: the question, readable, and how to answer
-    (and, under a quorum policy, where the vote stands)."""
+    (and, under a quorum policy, where the vote stands).
+
+    ``assignees`` are who may answer now (empty: anyone, or the policy's tally says who);
+    ``next_step`` is the next deadline step of a policy with deadline steps, as ``(kind,
+    moment)``: ``reminder``, ``escalation`` (to ``escalate_to``) or ``expiry``.
+    """
     prompt, schema = pending.prompt, pending.response_schema
     approval = read_approval(prompt, schema)
     lines = [f"### {tool} waits for an answer", "", f"Request `{pending.request_id}`", ""]
+    if assignees:
+        lines += [f"**Who may answer now** {_names(assignees)}", ""]
     if tally:
         lines += [f"**Votes** {tally}", ""]
+    if next_step is not None:
+        lines += [_next_step_line(*next_step, escalate_to), ""]
+    elif pending.deadline is not None:
+        lines += [f"**Deadline** {_moment(pending.deadline)}", ""]
     if approval is not None:
         lines += [f"**{approval.question}**", ""]
         if approval.description:
@@ -85,6 +108,23 @@ def waiting_details(*, tool: str, call_id: str, pending: PendingInput, tally: st
         example = _example(expected)
     lines.append(f"Answer in the inbox, or: `scope-tool answer {call_id} '{example}'`")
     return _bounded("\n".join(lines))
+
+
+def _next_step_line(kind: str, moment: datetime, escalate_to: Sequence[str]) -> str:
+    if kind == "reminder":
+        return f"**Next reminder** {_moment(moment)}"
+    if kind == "escalation":
+        return f"**Escalation** to {_names(escalate_to)} at {_moment(moment)} unless answered"
+    return f"**Deadline** {_moment(moment)} (then it expires)"
+
+
+def _moment(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(f"`{each}`" for each in names[:_MAX_NAMES])
+    return shown + (f" and {len(names) - _MAX_NAMES} more" if len(names) > _MAX_NAMES else "")
 
 
 def running_details(tool: str, round_number: int) -> str:

@@ -97,8 +97,8 @@ async def _pending_for(
     table = await _cli(temporal_address, task_queue, "pending", "--for", "bob", "--limit", "1000")
     assert for_bob.call_id in table.stdout
     assert for_alice.call_id not in table.stdout
-    # A call with deadline steps carries its assignees as a search attribute: "waiting for
-    # carol" is one query (the Web UI's too).
+    # A waiting call with named answerers (or voters) carries them as a search attribute:
+    # "waiting for carol" is one query (the Web UI's too).
     timed = await calls.start(
         refund("o-5"),
         call_id=f"timed-{tag}",
@@ -111,9 +111,10 @@ async def _pending_for(
     query = f'ScopeToolAssignee = "carol" AND TaskQueue = "{task_queue}"'
 
     async def found() -> list[str]:
-        return [each.id async for each in temporal_client.list_workflows(query)]
+        return sorted([each.id async for each in temporal_client.list_workflows(query)])
 
-    await wait_until_async(lambda: _equal(found(), [timed.call_id]))
+    # The vote names carol among its voters; she has not voted yet.
+    await wait_until_async(lambda: _equal(found(), sorted([timed.call_id, vote.call_id])))
     assert await _listed(temporal_address, task_queue, "carol", tag) == {
         timed.call_id,
         anyone.call_id,

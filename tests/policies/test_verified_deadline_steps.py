@@ -144,6 +144,15 @@ async def test_verified_extend_and_delegate_are_taken_and_bad_tokens_change_noth
     await handle.answer(APPROVE, identity_token=_token("dave"))
     assert (await handle.result()).phase is Phase.COMPLETED
     assert ledger_lines(ledger) == ["refund o-9 90"]
+    # The history reader names the token's subject as the workflow did (no name was sent).
+    history = await handle.history()
+    assert [(step.kind, step.by) for step in history.deadline_steps] == [
+        ("extension", "alice"),
+        ("delegation", "alice"),
+    ]
+    assert [
+        (event.kind.value, event.by) for event in history.policy_events if event.kind.value != "vote"
+    ] == [("extension", "alice"), ("delegation", "alice")]
     await assert_replays(handle)
 
 

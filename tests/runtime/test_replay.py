@@ -102,6 +102,11 @@ async def test_committed_histories_replay() -> None:
     # the "eager-rounds" marker; eager_input_approved_in_three_rounds.json the same, gated by
     # the input's eager_rounds field, with no marker; shown_late_approved_in_three_rounds.json
     # also leaves the phase attribute alone at each answer (running_shown_late).
+    # deadline_steps_extended_delegated_escalated.json (reminders, an extension, a delegation,
+    # the escalation) and named_answerers_approved.json (allowed_answerers, no policy) predate
+    # ToolCallInput.assignee_attribute: their ScopeToolAssignee writes are their own upserts,
+    # and only with deadline steps or a delegation; their assignee_*.json twins were recorded
+    # with it (the attribute rides on the phase's upserts).
     assert len(files) >= 10, f"expected recorded histories in {HISTORIES}"
     replayer = _replayer()
     for file in files:

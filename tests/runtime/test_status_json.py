@@ -247,6 +247,8 @@ def test_a_history_keeps_microseconds_and_a_short_outcome() -> None:
                 "via": "signal",
             }
         ],
+        "policy_events": [],
+        "deadline_steps": [],
         "rounds": 1,
         "execution_status": "COMPLETED",
         "outcome": {

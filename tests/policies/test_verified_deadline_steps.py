@@ -151,7 +151,9 @@ async def test_verified_extend_and_delegate_are_taken_and_bad_tokens_change_noth
         ("delegation", "alice"),
     ]
     assert [
-        (event.kind.value, event.by) for event in history.policy_events if event.kind.value != "vote"
+        (event.kind.value, event.by)
+        for event in history.policy_events
+        if event.kind.value != "vote"
     ] == [("extension", "alice"), ("delegation", "alice")]
     await assert_replays(handle)
 

@@ -220,8 +220,29 @@ def start_dev(
     """Start ``scope-tool dev`` and block until it prints its ready line (or fail loudly).
 
     With ``cwd`` it runs there as the installed ``scope-tool`` command, as a user starts it in
-    their own project folder.
+    their own project folder. Ports come from :func:`free_port`, which four test processes
+    draw from the kernel's ephemeral range at once (and every outgoing connection takes its
+    source port from the same range): when one is taken between the pick and the server's
+    bind, ``dev`` says "address already in use" and is started again on fresh ports (the
+    ports a caller chose stay).
     """
+    for attempt in range(3):
+        dev = _start_dev_once(data_dir, extra, port=port, cwd=cwd)
+        if dev.ready.is_set():
+            return dev
+        if "address already in use" not in dev.text or attempt == 2:
+            break
+    pytest.fail(
+        f"scope-tool dev did not become ready within {STARTUP_SECONDS:g}s "
+        f"(exit code {dev.process.returncode}); its output:\n{dev.text}",
+        pytrace=False,
+    )
+
+
+def _start_dev_once(
+    data_dir: Path, extra: tuple[str, ...], *, port: int | None, cwd: Path | None
+) -> DevProcess:
+    """One start of ``dev``: ready, or stopped with its output kept."""
     port = port or free_port()
     ui_port, inbox_port = free_port(), free_port()
     command = cli_command() if cwd is None else [str(Path(sys.executable).parent / "scope-tool")]
@@ -255,14 +276,10 @@ def start_dev(
     while time.monotonic() < deadline and process.poll() is None:
         if dev.ready.wait(timeout=0.1):
             return dev
-    if dev.ready.is_set():
-        return dev
-    dev.stop(signal.SIGTERM)
-    pytest.fail(
-        f"scope-tool dev did not become ready within {STARTUP_SECONDS:g}s "
-        f"(exit code {process.returncode}); its output:\n{dev.text}",
-        pytrace=False,
-    )
+    if not dev.ready.is_set():
+        dev.stop(signal.SIGTERM)
+        dev.reader.join(timeout=5)  # the whole output, for the message and the retry check
+    return dev
 
 
 def cli(

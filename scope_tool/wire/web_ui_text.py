@@ -20,6 +20,7 @@ server refuses a start whose details exceed its user-metadata limit.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -80,7 +81,7 @@ def waiting_details(
     if assignees:
         lines += [f"**Who may answer now** {_names(assignees)}", ""]
     if tally:
-        lines += [f"**Votes** {tally}", ""]
+        lines += [f"**Votes** {_plain(tally)}", ""]
     if next_step is not None:
         lines += [_next_step_line(*next_step, escalate_to), ""]
     elif pending.deadline is not None:
@@ -123,8 +124,26 @@ def _moment(moment: datetime) -> str:
 
 
 def _names(names: Sequence[str]) -> str:
-    shown = ", ".join(f"`{each}`" for each in names[:_MAX_NAMES])
+    shown = ", ".join(_code(each) for each in names[:_MAX_NAMES])
     return shown + (f" and {len(names) - _MAX_NAMES} more" if len(names) > _MAX_NAMES else "")
+
+
+def _code(text: str) -> str:
+    """``text`` as one Markdown code span, whatever backticks it holds (a longer fence)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    if longest == 0:
+        return f"`{text}`"
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]()<>#!|~])")
+
+
+def _plain(text: str) -> str:
+    """``text`` shown as written: Markdown's special characters escaped (names in a tally are
+    whatever the call's starter chose; none may become a link, emphasis or markup)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def running_details(tool: str, round_number: int) -> str:

@@ -98,3 +98,26 @@ def test_the_web_ui_texts_stay_bounded_and_show_text_as_text() -> None:
     assert "**Ship?**" in current
     assert "````text\na ```fenced``` line\nand more\n````" in current  # a longer fence
     assert """scope-tool answer c '"yes"'""" in current
+
+
+def test_names_and_the_tally_in_the_details_stay_text() -> None:
+    """Who may answer and the votes are names the call's starter chose: a backtick keeps its
+    code span whole, and nothing in a tally becomes a link or emphasis in the Web UI."""
+    pending = PendingInput(
+        request_id="c/r1",
+        prompt=b'{"question":"Ship?"}',
+        response_schema=b'{"type":"boolean"}',
+        asked_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    current = waiting_details(
+        tool="t",
+        call_id="c",
+        pending=pending,
+        assignees=("plain", "bob`s"),
+        tally="1 of 2: [click](http://x.example) *me*; waiting for one of: carol",
+    )
+    assert "**Who may answer now** `plain`, `` bob`s ``" in current
+    assert (
+        r"**Votes** 1 of 2: \[click\]\(http://x.example\) \*me\*; waiting for one of: carol"
+        in current
+    )

@@ -144,7 +144,6 @@ async def test_cli_refuses_hostile_answers(
         loop=asyncio.get_running_loop(),
         max_examples=SIZE.hostile_cli,
         explicit=CLI_ANSWERS,
-        concurrency=4,
     )
     _report("hostile_cli_answers", tried, violations)
     assert violations == [], "\n".join(violations[:15])

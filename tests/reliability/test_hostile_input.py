@@ -100,7 +100,9 @@ async def test_hostile_answers_are_refused_and_change_nothing(
         loop=loop,
         max_examples=SIZE.hostile_answers,
         explicit=explicit_answers(handle.call_id),
-        concurrency=4,
+        # One at a time: answers to one call that arrive together share its workflow tasks,
+        # and under load several costly ones in one task once failed that task (see
+        # test_answer_bursts for bursts on purpose).
     )
     _record("hostile_answers", tally, (), worker_alive=tool_worker.alive)
 

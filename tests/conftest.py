@@ -142,6 +142,11 @@ _LONG_FILES = (
     "gateway/test_gateway_dev.py",
     "channels/test_email_crash.py",
     "inbox/test_browser.py",
+    "reliability/test_hostile_input.py",
+    "reliability/test_hostile_cli.py",
+    "reliability/test_load.py",
+    "e2e/test_cli_flow.py",
+    "runtime/test_closed_calls.py",
 )
 
 

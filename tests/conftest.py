@@ -140,6 +140,7 @@ _LONG_FILES = (
     "agents/test_langchain.py",
     "runtime/test_rolling_deploy.py",
     "gateway/test_gateway_dev.py",
+    "gateway/test_gateway_inbox.py",
     "channels/test_email_crash.py",
     "inbox/test_browser.py",
     "reliability/test_hostile_input.py",

@@ -141,6 +141,7 @@ _LONG_FILES = (
     "runtime/test_rolling_deploy.py",
     "gateway/test_gateway_dev.py",
     "gateway/test_gateway_inbox.py",
+    "gateway/test_gateway_input_required.py",
     "channels/test_email_crash.py",
     "inbox/test_browser.py",
     "reliability/test_hostile_input.py",

@@ -37,6 +37,8 @@ IDEMPOTENCY_META_KEY: Final = "dev.scope-tool/idempotency-key"
 """The ``_meta`` member of every upstream ``tools/call`` that carries the call's key."""
 
 _IDLE_KEPT: Final = 4
+_LISTEN_VERSIONS: Final = frozenset({"2026-07-28"})
+"""Protocol versions whose servers announce tool changes only on ``subscriptions/listen``."""
 T = TypeVar("T")
 Progress = Callable[[float, float | None, str | None], None]
 
@@ -197,6 +199,7 @@ class Upstream:
         self.tools: dict[str, types.Tool] = {}
         self._idle: list[_Connection] = []
         self._relisting: asyncio.Task[None] | None = None
+        self._watching: asyncio.Task[None] | None = None
 
     def client_for(self, connection: _Connection, stack: contextlib.AsyncExitStack) -> Client:
         """A client for one connection; what it opens besides is closed with ``stack``."""
@@ -270,8 +273,11 @@ class Upstream:
                 f" {type(exc).__name__}: {exc}"
             ) from None
         finally:
+            version = connection.client.session.protocol_version if connection.client else None
             await self.release(connection)
         self.tools = found
+        if version in _LISTEN_VERSIONS:
+            self.watch()  # its changes come only on a subscriptions/listen stream
         return found
 
     def list_changed(self) -> None:
@@ -282,6 +288,43 @@ class Upstream:
     async def _relist(self) -> None:
         with contextlib.suppress(Exception):
             await self.list_tools()
+
+    def watch(self) -> None:
+        """Follow the upstream's tool changes on a ``subscriptions/listen`` stream (2026-07-28).
+
+        Earlier servers send ``notifications/tools/list_changed`` on any open session instead
+        (handled by :meth:`list_changed`); for them the stream is refused and nothing more is
+        done. A dropped stream is opened again after a pause, and the tools listed again, since
+        events are not replayed.
+        """
+        if self._watching is None or self._watching.done():
+            self._watching = asyncio.create_task(self._watch())
+
+    async def _watch(self) -> None:
+        from mcp.client.subscriptions import ListenNotSupportedError
+
+        pause = 1.0
+        while True:
+            connection: _Connection | None = None
+            try:
+                connection = await _Connection(self).open()
+                assert connection.client is not None
+                async with connection.client.listen(tools_list_changed=True) as events:
+                    pause = 1.0
+                    await self._relist()  # what changed before the stream was acknowledged
+                    async for _event in events:
+                        await self._relist()
+            except ListenNotSupportedError:
+                return  # an earlier protocol: its sessions carry list_changed notifications
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                pass  # the stream or the server went away: listen again after a pause
+            finally:
+                if connection is not None:
+                    await connection.close()
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 60.0)
 
     async def start_call(self, name: str, arguments: dict[str, Any], *, key: str) -> PendingCall:
         """Send ``tools/call`` with the key in ``_meta``; the call goes on in the background."""
@@ -317,6 +360,10 @@ class Upstream:
         return call
 
     async def close(self) -> None:
+        if self._watching is not None:
+            self._watching.cancel()
+            with contextlib.suppress(BaseException):
+                await self._watching
         idle, self._idle = self._idle, []
         for connection in idle:
             await connection.close()

@@ -267,3 +267,71 @@ async def test_an_upstream_error_result_is_a_failed_outcome_with_its_text(tmp_pa
             )
     assert raised.value.kind is FailureKind.FAILED
     assert (raised.value.output.text() or "") == "Error executing tool fail"  # the upstream's text
+
+
+_CHANGING = '''
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer("probe")
+
+
+@server.tool()
+async def victim(note: str) -> str:
+    """A tool the server withdraws."""
+    return f"ran {note}"
+
+
+@server.tool()
+async def withdraw(ctx: Context) -> str:
+    """Withdraw victim and say so on subscriptions/listen (no session notification)."""
+    server.remove_tool("victim")
+    await ctx.notify_tools_changed()
+    return "withdrawn"
+
+
+server.run()
+'''
+
+
+async def test_a_2026_server_announcing_a_change_on_its_listen_stream_is_followed(tmp_path):
+    """A 2026-07-28 server says its tools changed only on ``subscriptions/listen``: the gateway
+    listens, lists again, and a withdrawn tool is refused before anything is sent."""
+    import asyncio
+
+    from scope_tool import Request
+    from scope_tool.gateway.errors import UpstreamError
+
+    probe = tmp_path / "changing.py"
+    probe.write_text(_CHANGING)
+    config = GatewayConfig.from_dict(
+        {
+            "mcpServers": {
+                "probe": {
+                    "command": sys.executable,
+                    "args": [str(probe)],
+                    "policy": {"default": "run"},
+                }
+            }
+        }
+    )
+    with Gateway.start(config) as gateway:
+        victim = gateway.registry.resolve("probe_victim")
+        ran = await victim.call(
+            victim.contract.prepare(Request(name="probe_victim", arguments=b'{"note": "a"}'))
+        )
+        assert ran.output.text() == "ran a"
+        withdraw = gateway.registry.resolve("probe_withdraw")
+        await withdraw.call(
+            withdraw.contract.prepare(Request(name="probe_withdraw", arguments=b"{}"))
+        )
+        upstream = gateway._upstreams["probe"]
+        for _ in range(100):  # the listen event, then the new listing, arrive on their own
+            if "victim" not in upstream.tools:
+                break
+            await asyncio.sleep(0.1)
+        assert "victim" not in upstream.tools, "no new listing 10 s after the listen event"
+        with pytest.raises(UpstreamError) as refused:
+            await victim.call(
+                victim.contract.prepare(Request(name="probe_victim", arguments=b'{"note": "b"}'))
+            )
+        assert "is no longer listed" in str(refused.value)

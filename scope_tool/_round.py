@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
-__all__ = ["RoundContext", "RoundReport", "current_round", "in_round"]
+__all__ = ["Pin", "RoundContext", "RoundReport", "current_round", "in_round"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +36,16 @@ class RoundReport:
     message: str | None = None
 
 
+class Pin(Protocol):
+    """``RoundContext.pin_next_round``: pin the next round to this process."""
+
+    def __call__(self, release: Callable[[str], None] | None = None) -> None: ...
+
+
+def _no_pin(release: Callable[[str], None] | None = None) -> None:
+    """Outside a runtime that pins: nothing to do."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoundContext:
     """The round a tool runs in.
@@ -44,11 +55,22 @@ class RoundContext:
         round: the round's number, 1 first.
         report: keeps a :class:`RoundReport` with the round; safe from any thread, never
             blocks, never raises.
+        pin_next_round: asks that the round re-entering the question this round asks run in
+            this very worker process, because the tool keeps in memory what the answer resumes
+            (an open session with another system). The runtime then sends the answer's round to
+            a queue only this process polls; if the process is gone by then, the call ends
+            "outcome unknown" (with the round's reported idempotency key), never re-run
+            elsewhere. Call it before returning the question; it has no effect otherwise.
+            ``release``, if given, is called in this process (from the runtime's loop; it must
+            not block) when the call ends without the answer re-entering, with how it ended
+            (``"withdrawn"``, ``"expired"``, ``"cancelled"``), so the tool lets go of what it
+            held (the gateway cancels the upstream's question).
     """
 
     call_id: str
     round: int
     report: Callable[[RoundReport], None]
+    pin_next_round: Pin = field(default_factory=lambda: _no_pin)
 
 
 _CURRENT: ContextVar[RoundContext | None] = ContextVar("scope_tool_round", default=None)

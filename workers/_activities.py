@@ -31,7 +31,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from datetime import timedelta
 
 from temporalio import activity
@@ -52,7 +52,7 @@ from scope_tool.wire._questions import read_question
 from scope_tool.workers._carry import carried
 from scope_tool.workers._isolation import run_isolated
 
-__all__ = ["ToolActivities"]
+__all__ = ["Releases", "ToolActivities"]
 
 _LOG = logging.getLogger("scope_tool.workers")
 _DEFAULT_HEARTBEAT_EVERY = timedelta(seconds=3)
@@ -71,6 +71,13 @@ class ToolActivities:
             cancellation reaches the tool within about this long (one heartbeat RPC each).
         cancel_grace: how long a cancelled round waits for its tool to stop before reporting.
         blocked_warning_after: how long a tool may block its event loop before the warning.
+        pinned_queue: the queue only this worker process polls (``wire.process_queue``); a
+            question whose tool pinned the next round (``RoundContext.pin_next_round``) names
+            it, so the answer re-enters here. ``None``: pinning has no effect.
+        pinned_wait: how long a pinned round may wait for this process before the call ends
+            "outcome unknown".
+        releases: where a pinned question's ``release`` callback waits for its call to end
+            unanswered (shared with the process queue's :class:`PinnedRounds`).
     """
 
     def __init__(
@@ -81,6 +88,9 @@ class ToolActivities:
         cancel_check_interval: timedelta = _DEFAULT_CANCEL_CHECK,
         cancel_grace: timedelta = _DEFAULT_CANCEL_GRACE,
         blocked_warning_after: timedelta = timedelta(seconds=1),
+        pinned_queue: str | None = None,
+        pinned_wait: timedelta = timedelta(seconds=60),
+        releases: Releases | None = None,
     ) -> None:
         if not isinstance(registry, Registry):
             raise TypeError(
@@ -90,6 +100,7 @@ class ToolActivities:
             ("cancel_check_interval", cancel_check_interval),
             ("cancel_grace", cancel_grace),
             ("blocked_warning_after", blocked_warning_after),
+            ("pinned_wait", pinned_wait),
         ):
             if value <= timedelta(0):
                 raise ValueError(f"{name} must be positive, got {value}")
@@ -98,6 +109,9 @@ class ToolActivities:
         self._cancel_check = cancel_check_interval
         self._cancel_grace = cancel_grace.total_seconds()
         self._warn_after = blocked_warning_after.total_seconds()
+        self._pinned_queue = pinned_queue
+        self._pinned_wait = pinned_wait.total_seconds()
+        self._releases = releases if releases is not None else Releases()
 
     @activity.defn(name=wire.CALL_TOOL_ACTIVITY)
     async def call_tool(self, round_input: wire.CallToolInput) -> wire.RoundResult:
@@ -122,8 +136,14 @@ class ToolActivities:
             # for every other tool already; only a retry-safe one must say so before it runs.
             activity.heartbeat(notes.details)
         beating = asyncio.create_task(_heartbeat_until_cancelled(notes, self._cancel_check))
+        # The question this round answers is re-entering: nothing is left to release.
+        self._releases.forget(round_input.call_id, round_input.round - 1)
+        pin = _Pinned()
         context = RoundContext(
-            call_id=round_input.call_id, round=round_input.round, report=notes.report
+            call_id=round_input.call_id,
+            round=round_input.round,
+            report=notes.report,
+            pin_next_round=pin,
         )
         helpers = [beating]
         if round_input.report_running:
@@ -131,6 +151,19 @@ class ToolActivities:
         try:
             with in_round(context):
                 result = await self._run(binding, round_input, digest=digest, retry_safe=retry_safe)
+            if (
+                isinstance(result, wire.RoundInputRequested)
+                and pin.pinned
+                and self._pinned_queue is not None
+            ):
+                if pin.release is not None:
+                    self._releases.keep(round_input.call_id, round_input.round, pin.release)
+                result = dataclasses.replace(
+                    result,
+                    resume_queue=self._pinned_queue,
+                    resume_within_seconds=self._pinned_wait,
+                    idempotency_key=notes.details.idempotency_key,
+                )
             return carried(result, round_input)
         finally:
             for helper in helpers:
@@ -212,6 +245,44 @@ def _cancel_requested() -> bool:
     """Whether the server asked this round to stop (the call was cancelled)."""
     details = activity.cancellation_details()
     return details is not None and details.cancel_requested
+
+
+class Releases:
+    """The ``release`` callbacks of this process's pinned questions, by call and round."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[tuple[str, int], Callable[[str], None]] = {}
+
+    def keep(self, call_id: str, round_number: int, release: Callable[[str], None]) -> None:
+        self._waiting[(call_id, round_number)] = release
+
+    def forget(self, call_id: str, round_number: int) -> None:
+        self._waiting.pop((call_id, round_number), None)
+
+    def release(self, call_id: str, round_number: int, reason: str) -> bool:
+        """Call the question's callback once; False when there is none (here)."""
+        release = self._waiting.pop((call_id, round_number), None)
+        if release is None:
+            return False
+        try:
+            release(reason)
+        except Exception:  # the call has ended either way; a tool's bug is only logged
+            _LOG.exception("releasing round %d of call %s failed", round_number, call_id)
+        return True
+
+
+class _Pinned:
+    """``RoundContext.pin_next_round`` of one round: whether the tool pinned, and its release."""
+
+    __slots__ = ("pinned", "release")
+
+    def __init__(self) -> None:
+        self.pinned = False
+        self.release: Callable[[str], None] | None = None
+
+    def __call__(self, release: Callable[[str], None] | None = None) -> None:
+        self.pinned = True
+        self.release = release
 
 
 class _RoundNotes:

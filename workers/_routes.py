@@ -41,23 +41,27 @@ from temporalio.worker import Worker
 
 from scope_tool import Registry
 from scope_tool.wire import (
+    CALL_TOOL_ACTIVITY,
     CALL_TOOL_HERE_ACTIVITY,
     CATALOG_WORKFLOW_NAME,
     NOT_SERVED_HERE,
     PUBLISH,
+    RELEASE_ROUND_ACTIVITY,
     WITHDRAW,
     CallToolInput,
     CatalogInput,
     CatalogTool,
+    ReleaseInput,
+    RoundErrored,
     RoundResult,
     WorkerCatalog,
     catalog_workflow_id,
     contract_queue,
     tool_queue,
 )
-from scope_tool.workers._activities import ToolActivities
+from scope_tool.workers._activities import Releases, ToolActivities
 
-__all__ = ["RoundsHere", "Route", "ToolWorker", "route_plan"]
+__all__ = ["PinnedRounds", "RoundsHere", "Route", "ToolWorker", "new_worker_id", "route_plan"]
 
 _log = logging.getLogger(__name__)
 
@@ -111,6 +115,11 @@ def route_plan(versions: Sequence[Registry], *, task_queue: str) -> list[Route]:
     return routes
 
 
+def new_worker_id() -> str:
+    """This worker's id: host, process and a random part (unique across restarts)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
 def _first_holder(versions: Sequence[Registry], name: str) -> int:
     return next(index for index, each in enumerate(versions) if each.resolve(name) is not None)
 
@@ -158,6 +167,30 @@ class RoundsHere:
         return await self._activities[index].call_tool(round_input)
 
 
+class PinnedRounds:
+    """The round activity of this process's own queue (``wire.process_queue``): the rounds
+    whose tool pinned them here (``RoundContext.pin_next_round``), in the version whose
+    contract asked."""
+
+    def __init__(self, here: RoundsHere, releases: Releases) -> None:
+        self._here = here
+        self._releases = releases
+
+    @activity.defn(name=CALL_TOOL_ACTIVITY)
+    async def call_tool(self, round_input: CallToolInput) -> RoundResult:
+        if self._here.version_for(round_input.tool, round_input.contract_digest) is None:
+            return RoundErrored(
+                message=f"the contract of tool {round_input.tool!r} that pinned this round to"
+                " this worker process is not served by it"
+            )
+        return await self._here.call_tool_here(round_input)
+
+    @activity.defn(name=RELEASE_ROUND_ACTIVITY)
+    async def release(self, released: ReleaseInput) -> bool:
+        """Let the tool go of a question its call will never answer (False: nothing held)."""
+        return self._releases.release(released.call_id, released.round, released.reason)
+
+
 class ToolWorker:
     """The Temporal workers of one scope-tool worker, started and stopped together.
 
@@ -173,13 +206,14 @@ class ToolWorker:
         *,
         task_queue: str,
         catalog: Sequence[CatalogTool],
+        worker_id: str | None = None,
     ) -> None:
         self._client = client
         self._workers = tuple(workers)
         self._task_queue = task_queue
         self._catalog = tuple(catalog)
         self._stack: contextlib.AsyncExitStack | None = None
-        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.worker_id = worker_id if worker_id is not None else new_worker_id()
 
     @property
     def workers(self) -> tuple[Worker, ...]:

@@ -2,8 +2,9 @@
 
 ``build_worker`` is what ``python -m scope_tool.workers``, the CLI's ``dev`` command and the tests share.
 It returns a :class:`ToolWorker`: one Temporal worker on the main task queue (workflows,
-notifications, and every tool's rounds offered there first) and one per tool queue and per
-contract queue (see ``scope_tool.workers._routes``).
+notifications, and every tool's rounds offered there first), one per tool queue and per
+contract queue (see ``scope_tool.workers._routes``), and one on this process's own queue for the
+rounds a tool pinned to it (``RoundContext.pin_next_round``).
 """
 
 from __future__ import annotations
@@ -23,17 +24,24 @@ from scope_tool import Registry
 from scope_tool.config._converter import for_workflow_worker, with_scope_tool_converter
 from scope_tool.config.channels import EmailSettings, SlackSettings, ledger_from_env
 from scope_tool.config.settings import DEFAULT_TASK_QUEUE
+from scope_tool.wire import process_queue
 from scope_tool.wire.identity import (
     identity_secret_from_environment,
     install_identity_secret,
     install_worker_identity,
     installed_identity_secret,
 )
-from scope_tool.workers._activities import ToolActivities
+from scope_tool.workers._activities import Releases, ToolActivities
 from scope_tool.workers._channels import Announcer
 from scope_tool.workers._check_answer import check_answer
 from scope_tool.workers._notify import Notifier
-from scope_tool.workers._routes import RoundsHere, ToolWorker, route_plan
+from scope_tool.workers._routes import (
+    PinnedRounds,
+    RoundsHere,
+    ToolWorker,
+    new_worker_id,
+    route_plan,
+)
 from scope_tool.workflows._announce import AnnounceWorkflow
 from scope_tool.workflows._catalog import CatalogWorkflow
 from scope_tool.workflows._notify_workflow import NotifyWorkflow
@@ -70,6 +78,7 @@ def build_worker(
     notify_secret: str | None = None,
     notify_allowed: str | None = None,
     announcer: Announcer | None = None,
+    pinned_wait: timedelta = timedelta(seconds=60),
 ) -> ToolWorker:
     """A worker for ``task_queue``: the workflows there, each tool on its own queues.
 
@@ -91,6 +100,9 @@ def build_worker(
         notify_allowed: comma-separated URL prefixes webhooks may be sent to (None: any).
         announcer: sends questions by email and Slack (``scope_tool.workers._channels``);
             None reads the channel settings from the environment (``scope_tool.config.channels``).
+        pinned_wait: how long a round pinned to this process (``RoundContext.pin_next_round``:
+            the gateway's upstream questions) may wait for it before its call ends "outcome
+            unknown"; each process polls a queue of its own for them.
 
     ``SCOPE_TOOL_IDENTITY_SECRET``, when set, is installed as the secret this process's
     workflows verify identity tokens with (``scope_tool.wire.identity``); unset, an installed one
@@ -134,10 +146,21 @@ def build_worker(
             max_heartbeat_throttle_interval=cancel_check_interval,
         )
 
+    worker_id = new_worker_id()
+    pinned_queue = process_queue(task_queue, worker_id)
+    releases = Releases()
     by_version = [
-        ToolActivities(each, retry_safe=retry_safe, cancel_check_interval=cancel_check_interval)
+        ToolActivities(
+            each,
+            retry_safe=retry_safe,
+            cancel_check_interval=cancel_check_interval,
+            pinned_queue=pinned_queue,
+            pinned_wait=pinned_wait,
+            releases=releases,
+        )
         for each in versions
     ]
+    here = RoundsHere(versions, by_version)
     notifier = Notifier(secret=notify_secret, allowed=notify_allowed)
     if announcer is None:
         announcer = Announcer(
@@ -154,7 +177,7 @@ def build_worker(
         # Routed rounds are offered here first (eager dispatch to this very worker when it has a
         # free slot); rounds of calls started before routing still run here as they did.
         activities=[
-            RoundsHere(versions, by_version).call_tool_here,
+            here.call_tool_here,
             by_version[0].call_tool,
             notifier.notify,
             check_answer,
@@ -168,11 +191,24 @@ def build_worker(
     )
     workers = [main]
     workers += [tool_worker(route.queue, by_version[route.version]) for route in plan]
+    pinned = PinnedRounds(here, releases)
+    workers.append(
+        Worker(
+            client,
+            task_queue=pinned_queue,
+            activities=[pinned.call_tool, pinned.release],
+            max_concurrent_activities=max_concurrent_activities,
+            activity_task_poller_behavior=_TOOL_POLLERS,
+            graceful_shutdown_timeout=graceful_shutdown,
+            max_heartbeat_throttle_interval=cancel_check_interval,
+        )
+    )
     return ToolWorker(
         client,
         workers,
         task_queue=task_queue,
         catalog=tuple(route.tool for route in plan if route.tool is not None),
+        worker_id=worker_id,
     )
 
 

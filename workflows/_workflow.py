@@ -71,6 +71,7 @@ with workflow.unsafe.imports_passed_through():
         NOT_SERVED_HERE,
         PHASE_KEY,
         REEVALUATE_RULES,
+        RELEASE_ROUND_ACTIVITY,
         ROUND_RUNNING,
         STAGE_ANSWER,
         STATUS,
@@ -90,6 +91,7 @@ with workflow.unsafe.imports_passed_through():
         NotifyInput,
         ReevaluateInput,
         ReevaluateReceipt,
+        ReleaseInput,
         RoundCancelled,
         RoundCompleted,
         RoundErrored,
@@ -176,6 +178,10 @@ activity scheduled in one workflow task travels in that task's one reply to the 
 gRPC caps at 4 MiB: four large answers arriving together made the reply too large, and the
 server ended the call. One at a time, a reply holds at most one answer being checked (and the
 next round's, which carries the accepted answer)."""
+_RELEASE_WAIT = timedelta(seconds=5)
+"""How long telling a pinned question's process that no answer will come may take (each of
+schedule-to-start and start-to-close): a live process takes it in milliseconds; a gone one
+delays the call's close by this much, once."""
 _HERE_WAIT = timedelta(seconds=3)
 """How long a round offered on the main queue may wait for a free slot there before it goes to
 its routed queue (each of those has its own slots): an idle worker takes it in milliseconds, a
@@ -249,6 +255,10 @@ class ToolCallWorkflow:
         self._outcome: CallOutcome | None = None
         self._contract_digest: str | None = None
         self._route: RoundRoute | None = None
+        # The question whose tool pinned the next round to the process that asked (its queue).
+        self._pinned: RoundInputRequested | None = None
+        # A pinned question not (yet) re-entered: its process's queue and the round that asked.
+        self._held: tuple[str, int] | None = None
         self._schema_check = asyncio.Lock()
         self._staged = StagedTexts()
         # Answers whose content the update validator accepted in this worker (request id and
@@ -273,6 +283,7 @@ class ToolCallWorkflow:
             outcome = await self._drive()
         except asyncio.CancelledError:
             outcome = self._finish(Phase.CANCELLED, message="the call was cancelled")
+        await self._release_held(outcome)
         self._notify("finished")
         await self._notices.handed_over()
         await workflow.wait_condition(workflow.all_handlers_finished)
@@ -313,6 +324,8 @@ class ToolCallWorkflow:
                         )
                     if self._contract_digest is None:
                         self._contract_digest = result.contract_digest
+                    if result.resume_queue is not None:
+                        self._held = (result.resume_queue, self._round)
                     refused = self._question_policy(result.policy)
                     if refused is not None:
                         return self._finish(
@@ -329,7 +342,9 @@ class ToolCallWorkflow:
                             return self._finish(Phase.EXPIRED, message=expired)
                         answer = expired
                     # The next round re-enters the tool with the question and its answer, on
-                    # the contract that asked.
+                    # the contract that asked (in the very process that asked, if it pinned).
+                    self._pinned = result if result.resume_queue is not None else None
+                    self._held = None  # the question it held is being answered
                     round_input = replace(
                         round_input,
                         round=self._round + 1,
@@ -361,6 +376,32 @@ class ToolCallWorkflow:
                 case _:
                     assert_never(result)
 
+    async def _release_held(self, outcome: CallOutcome) -> None:
+        """Tell the process holding a pinned question's state that no answer will come.
+
+        Best effort, within ``_RELEASE_WAIT``: a process that is gone took the state with it.
+        Only calls whose tool pinned a question ever schedule it.
+        """
+        held, self._held = self._held, None
+        if held is None:
+            return
+        queue, asked_in = held
+        try:
+            await workflow.execute_activity(
+                RELEASE_ROUND_ACTIVITY,
+                ReleaseInput(
+                    call_id=self._call.call_id, round=asked_in, reason=outcome.phase.value.lower()
+                ),
+                result_type=bool,
+                task_queue=queue,
+                schedule_to_start_timeout=_RELEASE_WAIT,
+                start_to_close_timeout=_RELEASE_WAIT,
+                retry_policy=RetryPolicy(maximum_attempts=1),
+                summary=f"release round {asked_in}: call {outcome.phase.value.lower()}",
+            )
+        except ActivityError as err:
+            workflow.logger.info("round %d's holder was not released: %s", asked_in, err)
+
     async def _run_round(self, round_input: CallToolInput) -> RoundResult | CallOutcome:
         """One activity; a lost worker re-runs the round only for a tool declared retry-safe.
 
@@ -370,13 +411,23 @@ class ToolCallWorkflow:
         """
         call = self._call
         attempt = 0
+        pinned = self._pinned if round_input.round > 1 else None
         # Gated so histories recorded before the offer existed replay their routed rounds: a
         # call whose input says so needs no patch marker (see ToolCallInput.eager_rounds).
-        here = call.routed and (call.eager_rounds or workflow.patched(EAGER_ROUNDS_PATCH))
+        here = (
+            pinned is None
+            and call.routed
+            and (call.eager_rounds or workflow.patched(EAGER_ROUNDS_PATCH))
+        )
         while True:
             queue: str | None
             wait: timedelta | None
-            if here:
+            if pinned is not None:
+                # Only the process that asked holds what the answer resumes (its queue only).
+                activity, queue = CALL_TOOL_ACTIVITY, pinned.resume_queue
+                seconds = pinned.resume_within_seconds
+                wait = timedelta(seconds=seconds) if seconds is not None else None
+            elif here:
                 activity, queue, wait = CALL_TOOL_HERE_ACTIVITY, None, _HERE_WAIT
             else:
                 activity = CALL_TOOL_ACTIVITY
@@ -413,6 +464,22 @@ class ToolCallWorkflow:
                         # search attribute shows RUNNING now rather than when a round reports.
                         self._show_phase()
                         continue
+                elif pinned is not None and _unserved(err):
+                    key = pinned.idempotency_key
+                    return self._finish(
+                        Phase.ERRORED,
+                        message=f"outcome unknown: round {round_input.round} of tool"
+                        f" {call.tool!r} must run in the worker process that asked the question"
+                        f" (queue {pinned.resume_queue}), which did not take it within"
+                        f" {wait.total_seconds() if wait is not None else 0:g}s: that process is"
+                        " gone, and what the answer resumes with it; nothing was run again"
+                        + (
+                            f"; idempotency key {key} (ask the system the tool called whether it"
+                            " acted on it)"
+                            if key is not None
+                            else ""
+                        ),
+                    )
                 elif _unserved(err):
                     message = f"no worker serves tool {call.tool!r}" + (
                         f" (none took round 1 within {wait.total_seconds():g}s)"

@@ -8,7 +8,8 @@ Each round of the durable call that runs it is one step of the upstream ``tools/
 * a question the upstream asks (elicitation, or an ``input_required`` result, which the MCP
   client turns into the same callback) ends the round with an
   :class:`~scope_tool.InputRequest` whose response schema is the upstream's requested schema;
-  the answer, checked against it by the runtime, goes back upstream in the next round;
+  the answer, checked against it by the runtime, goes back upstream in the next round, which
+  the round pins to this worker process (the upstream session that asked is here);
 * the upstream's result completes the call; an ``isError`` result is a ``failed`` outcome.
 """
 
@@ -155,6 +156,16 @@ class UpstreamTool:
             self._upstream.hub.submit(pending.cancel())
             raise
         if isinstance(event, Asked):
+            if round_context is not None:
+                # The upstream session that asked lives in this process: the answer must too.
+                # A call that ends unanswered (withdrawn, expired, cancelled) cancels the
+                # upstream's question.
+                hub = self._upstream.hub
+
+                def release(reason: str) -> None:
+                    hub.submit(pending.release(reason))
+
+                round_context.pin_next_round(release=release)
             return Result(input_request=self._question(event, pending, key))
         return self._finished(event, key)
 

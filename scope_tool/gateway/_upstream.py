@@ -37,6 +37,8 @@ IDEMPOTENCY_META_KEY: Final = "dev.scope-tool/idempotency-key"
 """The ``_meta`` member of every upstream ``tools/call`` that carries the call's key."""
 
 _IDLE_KEPT: Final = 4
+_RELEASED_WITHIN: Final = 30.0
+"""Seconds a released call (its question cancelled) may take to end before it is cancelled."""
 _LISTEN_VERSIONS: Final = frozenset({"2026-07-28"})
 """Protocol versions whose servers announce tool changes only on ``subscriptions/listen``."""
 T = TypeVar("T")
@@ -118,6 +120,17 @@ class PendingCall:
         timed out, say) is left to report how it ended instead."""
         if self._answer is not None and not self._answer.done():
             self._answer.set_result(types.ElicitResult(action="accept", content=content))
+
+    async def release(self, reason: str) -> None:
+        """No answer will come (the durable call ended ``reason``): the upstream's question is
+        cancelled (MCP's ``cancel`` action), and a call that still does not end within
+        :data:`_RELEASED_WITHIN` is cancelled too, so its connection is not held for good."""
+        self._hub.pending.pop(self.id, None)
+        if self._answer is not None and not self._answer.done():
+            self._answer.set_result(types.ElicitResult(action="cancel"))
+        task = self.task
+        if task is not None and not task.done():
+            asyncio.get_running_loop().call_later(_RELEASED_WITHIN, task.cancel)
 
     async def next_event(self, progress: Progress | None) -> Asked | Finished:
         """The next thing the call does; a finished call is forgotten."""

@@ -50,6 +50,7 @@ __all__ = [
     "POST_SLACK_ACTIVITY",
     "PUBLISH",
     "REEVALUATE_RULES",
+    "RELEASE_ROUND_ACTIVITY",
     "ROUND_ACTIVITIES",
     "ROUND_RUNNING",
     "ROUND_RUNNING_AFTER_SECONDS",
@@ -76,6 +77,7 @@ __all__ = [
     "NotifyInput",
     "ReevaluateInput",
     "ReevaluateReceipt",
+    "ReleaseInput",
     "RoundCancelled",
     "RoundCompleted",
     "RoundErrored",
@@ -92,6 +94,7 @@ __all__ = [
     "catalog_workflow_id",
     "contract_queue",
     "first_stop_update_id",
+    "process_queue",
     "request_digest",
     "tool_queue",
     "update_id_digest",
@@ -99,6 +102,10 @@ __all__ = [
 
 WORKFLOW_NAME: Final = "scope_tool.ToolCall"
 CALL_TOOL_ACTIVITY: Final = "scope_tool.call_tool"
+RELEASE_ROUND_ACTIVITY: Final = "scope_tool.release_round"
+"""Tells the worker process a pinned question was left unanswered for good (the call ended
+withdrawn, expired or cancelled), so the tool lets go of what it held for the answer. Runs on
+that process's own queue (:func:`process_queue`); takes a :class:`ReleaseInput`."""
 CALL_TOOL_HERE_ACTIVITY: Final = "scope_tool.call_tool_here"
 """A round offered on the main task queue: run by a worker serving its tool and contract, refused
 (:data:`NOT_SERVED_HERE`) by any other. Its own name, so a worker that predates it fails it as
@@ -212,6 +219,11 @@ def tool_queue(task_queue: str, tool: str) -> str:
 def contract_queue(task_queue: str, tool: str, contract_digest: str) -> str:
     """The queue later rounds run on: only workers with this contract of ``tool`` poll it."""
     return f"{task_queue}@{tool}@{contract_digest[:CONTRACT_QUEUE_DIGEST_CHARS]}"
+
+
+def process_queue(task_queue: str, worker_id: str) -> str:
+    """The queue only one worker process polls: pinned rounds (``RoundContext.pin_next_round``)."""
+    return f"{task_queue}@@{worker_id}"
 
 
 def catalog_workflow_id(task_queue: str) -> str:
@@ -433,6 +445,17 @@ class ToolStartedHeartbeat:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReleaseInput:
+    """A pinned question's call ended without re-entering its tool (``RELEASE_ROUND_ACTIVITY``)."""
+
+    call_id: str
+    round: int
+    """The round that asked the question."""
+    reason: str
+    """How the call ended: ``withdrawn``, ``expired`` or ``cancelled``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RoundCompleted:
     """The tool completed; ``output`` is model-visible."""
 
@@ -455,6 +478,15 @@ class RoundInputRequested:
     ``require_approval(..., policy=...)``), recorded with the question it decides; the
     workflow applies it when the call was started without a policy of its own. ``None``
     (rounds recorded before tools carried policies, and tools without one): none."""
+    resume_queue: str | None = None
+    """Set when the tool pinned the next round (``RoundContext.pin_next_round``): the queue
+    only the asking worker process polls (:func:`process_queue`); the answer's round runs
+    there or, after ``resume_within_seconds`` unserved, ends the call "outcome unknown".
+    ``None``: any worker with the contract re-enters."""
+    resume_within_seconds: float | None = None
+    """How long the pinned round may wait for its process (the worker's setting)."""
+    idempotency_key: str | None = None
+    """The asking round's last reported key, named if the pinned round cannot run."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,13 @@ def gateway_stdio(
         env=environment(),
         cwd=str(REPOSITORY),
     )
+
+
+def only(config: Path, *servers: str) -> Path:
+    """A copy of ``config`` with just ``servers``: a worker starts only the upstreams its test
+    calls (each one is a process to start and to list)."""
+    document = json.loads(config.read_text())
+    document["mcpServers"] = {name: document["mcpServers"][name] for name in servers}
+    path = config.with_name(f"gateway-{'-'.join(servers)}.json")
+    path.write_text(json.dumps(document, indent=2))
+    return path

@@ -23,7 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from gateway_harness import REPOSITORY, commits, gateway_stdio, gateway_worker
+from gateway_harness import REPOSITORY, commits, gateway_stdio, gateway_worker, only
 from mcp import Client
 from mcp_harness import TasksExtension, get_task, kill_pid_file, update_task, wait_task
 
@@ -65,6 +65,7 @@ async def _rounds_scheduled(temporal_client, call_id: str) -> int:
 async def test_worker_killed_mid_upstream_call_ends_outcome_unknown_with_its_key(
     temporal_address, temporal_client, task_queue, tmp_path: Path, gateway_config: Path
 ):
+    gateway_config = only(gateway_config, "every")
     worker = (
         await gateway_worker(temporal_address, task_queue, tmp_path, gateway_config).start().ready()
     )
@@ -129,6 +130,7 @@ async def test_worker_killed_while_an_approval_waits_then_the_commit_happens_onc
     git_repo: Path,
     gateway_config: Path,
 ):
+    gateway_config = only(gateway_config, "git")
     worker = (
         await gateway_worker(temporal_address, task_queue, tmp_path, gateway_config).start().ready()
     )
@@ -171,6 +173,7 @@ async def test_worker_killed_while_an_approval_waits_then_the_commit_happens_onc
 async def test_upstream_elicitation_is_answered_with_the_cli(
     temporal_address, temporal_client, task_queue, tmp_path: Path, gateway_config: Path
 ):
+    gateway_config = only(gateway_config, "every")
     worker = (
         await gateway_worker(temporal_address, task_queue, tmp_path, gateway_config).start().ready()
     )
@@ -214,6 +217,7 @@ async def test_upstream_elicitation_is_answered_with_the_cli(
 async def test_gateway_killed_while_a_person_thinks_the_client_reattaches(
     temporal_address, task_queue, tmp_path: Path, git_repo: Path, gateway_config: Path
 ):
+    gateway_config = only(gateway_config, "git")
     worker = (
         await gateway_worker(temporal_address, task_queue, tmp_path, gateway_config).start().ready()
     )

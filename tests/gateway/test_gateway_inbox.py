@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from gateway_harness import gateway_worker
+from gateway_harness import gateway_worker, only
 
 from scope_tool import Request
 from scope_tool.client import Phase, ToolCalls
@@ -31,6 +31,7 @@ HEADER = "X-Forwarded-User"
 async def test_an_upstream_elicitation_is_answered_from_the_inbox(
     temporal_address, temporal_client, task_queue, tmp_path: Path, gateway_config: Path
 ):
+    gateway_config = only(gateway_config, "every")
     worker = (
         await gateway_worker(temporal_address, task_queue, tmp_path, gateway_config).start().ready()
     )

@@ -130,6 +130,10 @@ async def test_answer_when_nothing_is_pending(
     assert await handle.status() == before
     assert await _accepted_updates(handle) == 0
     await handle.cancel()
+    # The running tool hears of it at its next heartbeat (a worker shutting down first would
+    # wait out the tool's 30 s instead).
+    assert (await handle.result()).phase is Phase.CANCELLED
+    assert ledger_lines(ledger) == ["start"]
 
 
 async def test_answer_to_a_finished_call(calls: ToolCalls, worker: Any) -> None:

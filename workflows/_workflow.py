@@ -193,7 +193,9 @@ the tool or contract, or failed by a worker predating ``CALL_TOOL_HERE_ACTIVITY`
 BOUNDED_TASK_CHECKS_PATCH = "bounded-answer-checks-per-task"
 """The ``workflow.patched`` id of bounding the answer text checked in workflow code per task."""
 _TASK_CHECK_BYTES = 128 * 1024
-"""Answer text one workflow task may parse and check in workflow code; past it, the checks of
+"""Answer text one workflow task of a call started without ``ToolCallInput.task_check_bytes``
+(clients of this version set ``wire.TASK_CHECK_BYTES``) may parse and check in workflow code;
+past it, the checks of
 that task go to the ``check_answer`` activity (one at a time). Temporal hands a call every
 signal and update that arrived since its last task in one activation, and any Temporal client
 may send them: a burst of answers slow to parse (deep nesting, ~50 ms per 64 KiB) ran one
@@ -898,7 +900,8 @@ class ToolCallWorkflow:
         if len(answer.response) > WORKFLOW_CHECK_BYTES:
             return WORKFLOW_CHECK_BYTES, used  # not parsed here in any case
         cost = max(len(answer.response), _CHECK_MIN_CHARGE)
-        if cost > _TASK_CHECK_BYTES - used:
+        budget = self._call.task_check_bytes
+        if cost > (budget if budget is not None else _TASK_CHECK_BYTES) - used:
             return None, used
         return WORKFLOW_CHECK_BYTES, used + cost
 

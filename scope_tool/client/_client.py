@@ -354,6 +354,7 @@ class ToolCalls:
             eager_rounds=True,
             running_shown_late=True,
             assignee_attribute=True,
+            task_check_bytes=wire.TASK_CHECK_BYTES,
             unserved_timeout_seconds=(
                 self._unserved_tool_timeout
                 if await self._served.served(request.name)

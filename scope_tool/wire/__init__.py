@@ -58,6 +58,7 @@ __all__ = [
     "STAGE_ABOVE_BYTES",
     "STAGE_ANSWER",
     "STATUS",
+    "TASK_CHECK_BYTES",
     "TOOL_KEY",
     "WITHDRAW",
     "WITHDRAW_QUESTION",
@@ -211,6 +212,14 @@ is counted under this one label.
 """
 
 
+TASK_CHECK_BYTES: Final = 32 * 1024
+"""Answer text one workflow task parses and checks in workflow code (``ToolCallInput.
+task_check_bytes`` of new calls); past it, that task's checks go to the ``check_answer``
+activity. Deeply nested JSON parses at ~2.3 us a byte on the 2-core build machine when quiet
+(75 ms for 32 KiB), leaving a margin of over 25x under the SDK's two-second deadlock detector
+for a loaded worker."""
+
+
 def tool_queue(task_queue: str, tool: str) -> str:
     """The queue round 1 of a call of ``tool`` runs on: only workers serving ``tool`` poll it."""
     return f"{task_queue}@{tool}"
@@ -275,6 +284,11 @@ class ToolCallInput:
     # cleared with it, so it costs no history event. False (calls started before this field)
     # writes it only for calls with deadline steps or a delegation, as those histories recorded.
     assignee_attribute: bool = False
+    # Answer text one workflow task may parse and check in workflow code before the rest of
+    # that task's checks go to the check_answer activity (the SDK fails a task that runs past
+    # two seconds, and a loaded worker parses deep JSON many times slower). None (calls started
+    # before this field): 128 KiB, as those histories recorded.
+    task_check_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -209,11 +210,15 @@ def test_pending_still_lists_a_call_nobody_can_answer_for(tmp_path: Path) -> Non
         assert _wait_phase(dev.address, "orphan", "AWAITING_INPUT")
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(timeout=30) == 0
-        listed = run_cli("pending", address=dev.address, timeout=90)
+        # Each waits out the status query nobody answers: run side by side.
+        with ThreadPoolExecutor(2) as both:
+            as_text = both.submit(run_cli, "pending", address=dev.address, timeout=90)
+            json_run = both.submit(run_cli, "pending", "--json", address=dev.address, timeout=90)
+            listed, json_listed = as_text.result(), json_run.result()
         assert listed.code == 0, listed
         row = next(line for line in listed.stdout.splitlines() if line.startswith("orphan"))
         assert "(unreadable:" in row
-        as_json = json.loads(run_cli("pending", "--json", address=dev.address, timeout=90).stdout)
+        as_json = json.loads(json_listed.stdout)
         assert as_json[0]["call_id"] == "orphan"
         assert "none answered" in as_json[0]["error"]
     finally:

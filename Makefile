@@ -99,7 +99,7 @@ IMAGES_DIR        := build/images
 CONTAINERS_STAMP  := $(VENV)/.containers-installed
 # The classic builder: Debian's docker.io ships no buildx plugin, which BuildKit needs.
 DOCKER_BUILD      := DOCKER_BUILDKIT=0 $(DOCKER) build --quiet
-WORKER_SOURCES    := pyproject.toml $(shell find scope_tool workflows workers examples -type f -not -name '*.pyc' 2>/dev/null)
+WORKER_SOURCES    := pyproject.toml $(shell find scope_tool examples -type f -not -name '*.pyc' 2>/dev/null)
 
 .PHONY: docker-engine images image-temporal image-python-base image-worker test-containers
 

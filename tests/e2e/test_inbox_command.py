@@ -100,7 +100,7 @@ def test_without_the_inbox_extra_the_worker_loads_and_inbox_says_how_to_install(
             sys.executable,
             "-c",
             _WITHOUT_WEB_STACK
-            + "import scope_tool.workers, workflows, scope_tool.cli._dev\nprint('loaded')",
+            + "import scope_tool.workers, scope_tool.workflows, scope_tool.cli._dev\nprint('loaded')",
         ],
         capture_output=True,
         text=True,

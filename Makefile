@@ -44,11 +44,12 @@ UPSTREAM_STAMP := $(UPSTREAM_DIR)/.installed-2026.8.31
 
 ## Lint, type-check and run the whole suite (protocol, runtime against a real server, e2e).
 ## Four pytest processes (pytest-xdist), each with its own Temporal server: the suite mostly
-## waits on servers and subprocesses, so four share the two cores well (figures in
-## docs/performance.md, "The test suite"). TEST_JOBS=0 runs serially.
+## waits on servers and subprocesses, so four share the two cores well. Whole files are handed
+## out, longest first (tests/conftest.py); figures in docs/performance.md, "The test suite".
+## TEST_JOBS=0 runs serially.
 TEST_JOBS ?= 4
 test: $(STAMP) $(CHROMIUM) $(UPSTREAM_STAMP) lint typecheck
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS))
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscopereorder)
 
 upstream-mcp: $(UPSTREAM_STAMP)
 

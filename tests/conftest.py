@@ -119,36 +119,73 @@ async def time_skipping_env() -> AsyncIterator[Any]:
         yield server.environment
 
 
-# Files whose tests take tens of seconds each (servers and processes started, killed and
-# restarted), measured with `--durations`. They run first: pytest-xdist's load scheduling deals
-# the first quarter of the collection round-robin to its workers, so these spread evenly and
-# start at once instead of leaving one worker busy for a minute after the others are done.
+# Files by the time their tests took (seconds, `--durations`, four processes on the 2-core
+# machine), longest first; every file taking 8 s or more is named. `make test` runs pytest-xdist
+# with `--dist loadfile --no-loadscopereorder`: a file is one unit, units are handed out in this
+# order as processes come free, so the long files start at once on all four processes and the
+# short ones fill the end. (xdist's default `load` scheduling hands each process a block of
+# consecutive tests at the start: the first block held every long file and one process ran them
+# one after the other for eight minutes while the three others sat idle.)
 _LONG_FILES = (
-    "gateway/test_gateway_durable.py",
-    "e2e/test_dev_lifecycle.py",
-    "mcp/test_mcp_restarts.py",
-    "runtime/test_crash.py",
-    "e2e/test_dev_restart.py",
-    "reliability/test_faults.py",
-    "mcp/test_mcp_auth.py",
-    "reliability/test_answer_integrity.py",
-    "gateway/test_gateway_mcp.py",
-    "agents/test_google_adk.py",
-    "policies/test_quorum.py",
-    "runtime/test_routing.py",
-    "production/test_dev_encrypted.py",
-    "agents/test_langchain.py",
-    "runtime/test_rolling_deploy.py",
-    "gateway/test_gateway_dev.py",
-    "gateway/test_gateway_inbox.py",
-    "gateway/test_gateway_input_required.py",
-    "channels/test_email_crash.py",
-    "inbox/test_browser.py",
-    "reliability/test_hostile_input.py",
-    "reliability/test_hostile_cli.py",
-    "reliability/test_load.py",
-    "e2e/test_cli_flow.py",
-    "runtime/test_closed_calls.py",
+    "e2e/test_dev_lifecycle.py",  # 109 s
+    "gateway/test_gateway_durable.py",  # 79 s
+    "mcp/test_mcp_restarts.py",  # 78 s
+    "mcp/test_mcp_asking.py",  # 67 s
+    "runtime/test_crash.py",  # 49 s
+    "mcp/test_mcp_cli.py",  # 45 s
+    "reliability/test_faults.py",  # 38 s
+    "runtime/test_routing.py",  # 35 s
+    "runtime/test_closed_calls.py",  # 35 s
+    "agents/test_openai_agents.py",  # 34 s
+    "production/test_telemetry.py",  # 32 s
+    "runtime/test_costly_answers.py",  # 31 s
+    "mcp/test_mcp_auth.py",  # 31 s
+    "inbox/test_browser.py",  # 28 s
+    "inbox/test_browser_policies.py",  # 26 s
+    "runtime/test_cancellation.py",  # 25 s
+    "e2e/test_dev_restart.py",  # 25 s
+    "reliability/test_answer_integrity.py",  # 24 s
+    "e2e/test_cli_flow.py",  # 24 s
+    "runtime/test_answers.py",  # 21 s
+    "production/test_encryption.py",  # 21 s
+    "agents/test_pydantic_ai.py",  # 21 s
+    "agents/test_google_adk.py",  # 21 s
+    "runtime/test_facade.py",  # 20 s
+    "runtime/test_busy.py",  # 20 s
+    "reliability/test_hostile_input.py",  # 20 s
+    "package/test_layout.py",  # 20 s
+    "runtime/test_phases.py",  # 18 s
+    "channels/test_email_crash.py",  # 18 s
+    "reliability/test_hostile_cli.py",  # 17 s
+    "policies/test_deadline_crash.py",  # 17 s
+    "gateway/test_gateway_input_required.py",  # 16 s
+    "docs/test_samples.py",  # 16 s
+    "runtime/test_notify.py",  # 15 s
+    "policies/test_quorum.py",  # 15 s
+    "inbox/test_app.py",  # 15 s
+    "agents/test_langchain_package.py",  # 15 s
+    "agents/test_first_stop.py",  # 15 s
+    "runtime/test_eager_rounds.py",  # 14 s
+    "e2e/test_web_ui_call.py",  # 14 s
+    "production/test_worker_core_logs.py",  # 13 s
+    "gateway/test_gateway_units.py",  # 13 s
+    "agents/test_langchain.py",  # 13 s
+    "inbox/test_auth.py",  # 12 s
+    "e2e/test_own_tools.py",  # 12 s
+    "e2e/test_inbox_command.py",  # 12 s
+    "protocol/test_ijson_properties.py",  # 11 s
+    "mcp/test_mcp_smoke.py",  # 11 s
+    "mcp/test_mcp_pydantic_ai.py",  # 11 s
+    "production/test_codec_server.py",  # 10 s
+    "inbox/test_cli_gate.py",  # 10 s
+    "gateway/test_gateway_mcp.py",  # 10 s
+    "production/test_dev_encrypted.py",  # 9 s
+    "policies/test_policy_history.py",  # 9 s
+    "inbox/test_readable.py",  # 9 s
+    "e2e/test_web_ui.py",  # 9 s
+    "e2e/test_cli_errors.py",  # 9 s
+    "testing/test_testing_kit.py",  # 8 s
+    "gateway/test_gateway_dev.py",  # 8 s
 )
 
 

@@ -49,7 +49,7 @@ UPSTREAM_STAMP := $(UPSTREAM_DIR)/.installed-2026.8.31
 ## TEST_JOBS=0 runs serially.
 TEST_JOBS ?= 4
 test: $(STAMP) $(CHROMIUM) $(UPSTREAM_STAMP) lint typecheck
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscopereorder)
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder)
 
 upstream-mcp: $(UPSTREAM_STAMP)
 

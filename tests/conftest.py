@@ -121,7 +121,7 @@ async def time_skipping_env() -> AsyncIterator[Any]:
 
 # Files by the time their tests took (seconds, `--durations`, four processes on the 2-core
 # machine), longest first; every file taking 8 s or more is named. `make test` runs pytest-xdist
-# with `--dist loadfile --no-loadscopereorder`: a file is one unit, units are handed out in this
+# with `--dist loadfile --no-loadscope-reorder`: a file is one unit, units are handed out in this
 # order as processes come free, so the long files start at once on all four processes and the
 # short ones fill the end. (xdist's default `load` scheduling hands each process a block of
 # consecutive tests at the start: the first block held every long file and one process ran them

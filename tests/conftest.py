@@ -119,13 +119,12 @@ async def time_skipping_env() -> AsyncIterator[Any]:
         yield server.environment
 
 
-# Files by the time their tests took (seconds, `--durations`, four processes on the 2-core
+# Files by the time their tests take (seconds, `--durations`, four processes on the 2-core
 # machine), longest first; every file taking 8 s or more is named. `make test` runs pytest-xdist
-# with `--dist loadfile --no-loadscope-reorder`: a file is one unit, units are handed out in this
-# order as processes come free, so the long files start at once on all four processes and the
-# short ones fill the end. (xdist's default `load` scheduling hands each process a block of
-# consecutive tests at the start: the first block held every long file and one process ran them
-# one after the other for eight minutes while the three others sat idle.)
+# with `--dist loadfile --no-loadscope-reorder`: a file is one unit and units are handed out in
+# this order as processes come free, so the long files start at once on all four processes and
+# the short ones fill the end. (xdist's default `load` scheduling would hand one process a block
+# of consecutive tests holding every long file: figures in docs/performance.md.)
 _LONG_FILES = (
     "e2e/test_dev_lifecycle.py",  # 109 s
     "gateway/test_gateway_durable.py",  # 79 s

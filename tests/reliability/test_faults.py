@@ -127,6 +127,16 @@ async def test_retry_safe_tool_is_run_again_when_its_worker_dies(
                 break
             await asyncio.sleep(0.02)
         assert victim is not None, "the tool never started"
+        # Retry-safety travels in the round's heartbeat: kill once the server holds it (a kill
+        # before that ends "outcome unknown", as for a tool not declared retry-safe).
+        for _ in range(400):
+            described = await client.get_workflow_handle(call_id).describe()
+            pending = described.raw_description.pending_activities
+            if any(activity.HasField("heartbeat_details") for activity in pending):
+                break
+            await asyncio.sleep(0.02)
+        else:
+            raise AssertionError("the round's heartbeat never reached the server")
         victim.kill()
 
         outcome = await asyncio.wait_for(handle.result(), 60)

@@ -65,6 +65,8 @@ async def test_a_vote_by_the_command_line(
     second = await _cli(temporal_address, task_queue, "answer", call_id, approve, "--by", "bob")
     assert second.code == 0, second.stderr
     assert "decided by the votes of alice, bob" in second.stdout
-    result = await _cli(temporal_address, task_queue, "result", call_id)
+    # The deciding vote is accepted before the tool runs: the result is waited for.
+    result = await _cli(temporal_address, task_queue, "result", call_id, "--wait")
+    assert result.code == 0, result.stderr
     assert "COMPLETED" in result.stdout
     assert ledger_lines(ledger) == ["refund o-7 40"]

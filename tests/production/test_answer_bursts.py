@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -45,7 +46,11 @@ async def test_a_burst_of_slow_answers_does_not_fail_the_workflow_task(
         await hostile.signal(ANSWER, slow)
     async with build_worker(calls.client, REGISTRY, task_queue=task_queue):
         # Before the budget this query never came back: every workflow task of the call failed.
-        status = await asyncio.wait_for(handle.status(), timeout=30)
+        # It waits for the task that takes the burst (the new worker replays 80 large answers
+        # first); on a loaded machine that took over the status read's default 10 s.
+        status = await asyncio.wait_for(
+            handle.status(wait_for_worker=timedelta(seconds=60)), timeout=75
+        )
         assert status.phase is Phase.AWAITING_INPUT
         await handle.answer({"approve": True, "comment": "fine"}, answered_by="alice")
         outcome = await handle.result()

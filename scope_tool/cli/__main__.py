@@ -111,7 +111,10 @@ def _run(argv: Sequence[str] | None) -> int:
         _fail(unknown)
         return EXIT_USAGE
     try:
-        args = build_parser().parse_args(argv)
+        words = sys.argv[1:] if argv is None else argv
+        # No command word (``--help``, ``--version``): no command's own flags are shown.
+        command_word = words[0] if words and not words[0].startswith("-") else ""
+        args = build_parser(command_word).parse_args(argv)
     except SystemExit as exit_request:
         return exit_request.code if isinstance(exit_request.code, int) else EXIT_USAGE
     try:

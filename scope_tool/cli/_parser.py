@@ -73,8 +73,19 @@ def _top_level_format(prog: str) -> argparse.HelpFormatter:
     return argparse.RawDescriptionHelpFormatter(prog, max_help_position=30)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser; ``args.command`` names the sub-command."""
+def build_parser(command_word: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``args.command`` names the sub-command.
+
+    With ``command_word`` (the command the arguments name; ``""`` for none, as in
+    ``--help``), the flags of the optional packages (``inbox``, ``mcp``) are added only if it
+    is theirs: defining them imports the package and its web stack (about 0.8 s of every
+    command's start), which no other command needs. Without it, every command has all its
+    flags (documentation checks, tests).
+    """
+
+    def wanted(name: str) -> bool:
+        return command_word is None or command_word == name
+
     parser = argparse.ArgumentParser(
         prog="scope-tool",
         description="Durable, resumable tool calls for LLM agents, on Temporal.",
@@ -323,11 +334,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_codec_server_parser(commands)
 
     inbox = command(commands, "inbox", "serve the web inbox for waiting calls")
-    _add_inbox_arguments(inbox)
+    if wanted("inbox"):
+        _add_inbox_arguments(inbox)
     add_connection_arguments(inbox)
 
     mcp = command(commands, "mcp", "serve a registry's tools to MCP clients (stdio or HTTP)")
-    add_mcp_arguments(mcp)
+    if wanted("mcp"):
+        add_mcp_arguments(mcp)
     add_connection_arguments(mcp)
     return parser
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import ast
+import subprocess
+import sys
 from importlib.metadata import version
 
 import pytest
@@ -89,3 +92,34 @@ def test_a_mistyped_command_names_the_nearest_one() -> None:
         "scope-tool: error: unknown command 'frobnicate'; the commands are "
     )
     assert listed.split(", ") == sorted(_subcommands())
+
+
+@pytest.mark.parametrize(
+    ("argv", "loaded"),
+    [
+        (["status", "x", "--address", "127.0.0.1:1"], set()),
+        (["--help"], set()),
+        (["mcp", "--help"], {"scope_tool.mcp"}),
+        (["inbox", "--help"], {"scope_tool.inbox"}),
+    ],
+)
+def test_a_command_loads_the_web_stack_only_when_it_is_the_inbox_or_mcp(
+    argv: list[str], loaded: set[str]
+) -> None:
+    """Defining the inbox's and MCP's flags imports their packages (about 0.8 s of start-up,
+    a fresh interpreter is the only place to see it): other commands do without."""
+    probe = (
+        "import sys\n"
+        "from scope_tool.cli.__main__ import run\n"
+        f"code = run({argv!r})\n"
+        "print(sorted(m for m in ('scope_tool.mcp', 'scope_tool.inbox', 'mcp', 'starlette')"
+        " if m in sys.modules))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert ran.returncode == 0, ran.stderr
+    shown = set(ast.literal_eval(ran.stdout.strip().splitlines()[-1]))
+    assert shown & {"scope_tool.mcp", "scope_tool.inbox"} == loaded
+    if not loaded:
+        assert not shown, shown  # nor the SDKs behind them

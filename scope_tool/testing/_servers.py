@@ -32,12 +32,6 @@ from scope_tool.config.settings import DEFAULT_TASK_QUEUE
 
 __all__ = ["StartedServer", "start_local_server", "start_time_skipping_server"]
 
-_SEARCH_ATTRIBUTE_REFRESH = (
-    # Search attributes registered at start are usable by the first call, with no cache delay.
-    "--dynamic-config-value",
-    "system.forceSearchAttributesCacheRefreshOnRead=true",
-)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StartedServer:
@@ -107,7 +101,7 @@ async def start_local_server(
             for name, kind in SEARCH_ATTRIBUTES
         ],
         data_converter=DATA_CONVERTER,
-        dev_server_extra_args=[*SERVER_TUNING, *_SEARCH_ATTRIBUTE_REFRESH],
+        dev_server_extra_args=list(SERVER_TUNING),
         dev_server_log_level=log_level,
     )
     try:

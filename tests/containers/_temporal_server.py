@@ -42,8 +42,6 @@ def server_command(search_attributes: tuple[str, ...]) -> list[str]:
     return [
         *command,
         *SERVER_TUNING,
-        "--dynamic-config-value",
-        "system.forceSearchAttributesCacheRefreshOnRead=true",
         "--log-level",
         "error",
     ]

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import ast
-import subprocess
-import sys
 from importlib.metadata import version
 
 import pytest
+from helpers.imports import modules_loaded_by
 
 from scope_tool.cli._parser import build_parser
 
@@ -108,20 +106,10 @@ def test_a_command_loads_the_web_stack_only_when_it_is_the_inbox_or_mcp(
 ) -> None:
     """Defining the inbox's and MCP's flags imports their packages (about 0.8 s of start-up,
     a fresh interpreter is the only place to see it): other commands do without."""
-    probe = (
-        "import sys\n"
-        "from scope_tool.cli.__main__ import run\n"
-        f"code = run({argv!r})\n"
-        "print(sorted(m for m in ('scope_tool.mcp', 'scope_tool.inbox', 'mcp', 'starlette')"
-        " if m in sys.modules), flush=True)\n"
-        # As the CLI's main() does: a temporalio client can crash the interpreter's exit.
-        "import os; os._exit(0)\n"
+    shown = modules_loaded_by(
+        f"from scope_tool.cli.__main__ import run\nrun({argv!r})",
+        ("scope_tool.mcp", "scope_tool.inbox", "mcp", "starlette"),
     )
-    ran = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert ran.returncode == 0, ran.stderr
-    shown = set(ast.literal_eval(ran.stdout.strip().splitlines()[-1]))
     assert shown & {"scope_tool.mcp", "scope_tool.inbox"} == loaded
     if not loaded:
         assert not shown, shown  # nor the SDKs behind them

@@ -43,9 +43,9 @@ UPSTREAM_PIN   := @modelcontextprotocol/server-everything@2026.8.31
 UPSTREAM_STAMP := $(UPSTREAM_DIR)/.installed-2026.8.31
 
 ## Lint, type-check and run the whole suite (protocol, runtime against a real server, e2e).
-## Four pytest processes (pytest-xdist), each with its own Temporal server: the suite mostly
-## waits on servers and subprocesses, so four share the two cores well. Whole files are handed
-## out, longest first (tests/conftest.py); figures in docs/performance.md, "The test suite".
+## Four pytest processes (pytest-xdist), each with its own Temporal server: with the servers and
+## processes the tests start, four keep both cores busy. Whole files are handed out, longest
+## first (tests/conftest.py); figures in docs/performance.md, "The test suite".
 ## TEST_JOBS=0 runs serially.
 TEST_JOBS ?= 4
 test: $(STAMP) $(CHROMIUM) $(UPSTREAM_STAMP) lint typecheck

@@ -88,16 +88,19 @@ def _discard_stdout() -> None:
         pass
 
 
-def _unknown_command(argv: Sequence[str]) -> str | None:
-    """Why the first word is not a command, with the nearest one; ``None`` when it is one.
+def _command_word(argv: Sequence[str]) -> str:
+    """The command the arguments name: their first word, ``""`` when there is none
+    (``--help``, ``--version``)."""
+    return argv[0] if argv and not argv[0].startswith("-") else ""
+
+
+def _unknown_command(word: str) -> str | None:
+    """Why ``word`` is not a command, with the nearest one; ``None`` when it is one (or empty).
 
     argparse would print its usage and every command name; a typo deserves the one it missed.
     """
-    if not argv or argv[0].startswith("-"):
-        return None
-    word = argv[0]
     names = sorted([*_COMMANDS, "worker"])
-    if word in names:
+    if not word or word in names:
         return None
     close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
     if close:
@@ -106,14 +109,12 @@ def _unknown_command(argv: Sequence[str]) -> str | None:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    unknown = _unknown_command(sys.argv[1:] if argv is None else argv)
+    command_word = _command_word(sys.argv[1:] if argv is None else argv)
+    unknown = _unknown_command(command_word)
     if unknown is not None:
         _fail(unknown)
         return EXIT_USAGE
     try:
-        words = sys.argv[1:] if argv is None else argv
-        # No command word (``--help``, ``--version``): no command's own flags are shown.
-        command_word = words[0] if words and not words[0].startswith("-") else ""
         args = build_parser(command_word).parse_args(argv)
     except SystemExit as exit_request:
         return exit_request.code if isinstance(exit_request.code, int) else EXIT_USAGE
